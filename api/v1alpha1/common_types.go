@@ -1,0 +1,62 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package v1alpha1
+
+// Condition types and reasons shared by both kinds. A positive condition has one plain positive
+// reason; a negative reason names what went wrong.
+const (
+	// ConditionReady is True when the workload serves traffic.
+	ConditionReady = "Ready"
+	// ConditionProgressing is True while a rollout is under way.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when the operator could not apply the desired state; the message
+	// quotes the API server.
+	ConditionDegraded = "Degraded"
+	// ConditionResolvedRefs is True when every reference of the object resolves.
+	ConditionResolvedRefs = "ResolvedRefs"
+	// ConditionRolloutDeferred is True while a pod-template change waits for idle runtimes.
+	ConditionRolloutDeferred = "RolloutDeferred"
+)
+
+// Phase is a one-word summary of an object's state for `kubectl get`; conditions carry the detail.
+// +kubebuilder:validation:Enum=Pending;Progressing;Ready;Degraded
+type Phase string
+
+const (
+	PhasePending     Phase = "Pending"
+	PhaseProgressing Phase = "Progressing"
+	PhaseReady       Phase = "Ready"
+	PhaseDegraded    Phase = "Degraded"
+)
+
+// ServiceType is how an endpoint is exposed.
+// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
+type ServiceType string
+
+const (
+	ServiceTypeClusterIP    ServiceType = "ClusterIP"
+	ServiceTypeNodePort     ServiceType = "NodePort"
+	ServiceTypeLoadBalancer ServiceType = "LoadBalancer"
+)
+
+// LocalObjectReference names an object in the same namespace.
+type LocalObjectReference struct {
+	// name of the referent.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// LabelValue is a valid Kubernetes label value: at most 63 characters, alphanumerics, '-', '_' or
+// '.', starting and ending with an alphanumeric, or empty.
+//
+// Note: a named type, so the CRD bounds each map value; a CEL rule over unbounded values exceeds the
+// API server's cost budget.
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
+type LabelValue string

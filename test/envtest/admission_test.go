@@ -1,0 +1,172 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package envtest_test
+
+import (
+	"os"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
+	"github.com/llmkube/operator/test/envtest/testenv"
+)
+
+// object builds an unstructured object of ours from a spec map, so that invalid values (unknown
+// enums, wrong types) reach the API server unchanged.
+func object(kind, ns string, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "inference.llmkube.dev/v1alpha1",
+		"kind":       kind,
+		"metadata":   map[string]any{"generateName": "adm-", "namespace": ns},
+		"spec":       spec,
+	}}
+	return u
+}
+
+// isvcSpec is a valid InferenceService spec that a case then breaks in one place.
+func isvcSpec(mutate func(map[string]any)) map[string]any {
+	s := map[string]any{"model": map[string]any{"source": "hf://org/repo/model.gguf"}}
+	if mutate != nil {
+		mutate(s)
+	}
+	return s
+}
+
+func routerSpec(mutate func(map[string]any)) map[string]any {
+	s := map[string]any{"backends": []any{map[string]any{"name": "a", "inferenceServiceRef": map[string]any{"name": "x"}}}}
+	if mutate != nil {
+		mutate(s)
+	}
+	return s
+}
+
+var _ = Describe("Admission", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	It("accepts every sample in config/samples", func() {
+		files, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "*.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(files).NotTo(BeEmpty())
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			Expect(err).NotTo(HaveOccurred())
+			u := &unstructured.Unstructured{}
+			Expect(yaml.Unmarshal(data, &u.Object)).To(Succeed())
+			u.SetNamespace(ns)
+			Expect(k8sClient.Create(suiteCtx, u)).To(Succeed(), f)
+		}
+	})
+
+	DescribeTable("accepts valid specs",
+		func(kind string, spec map[string]any) {
+			Expect(k8sClient.Create(suiteCtx, object(kind, ns, spec))).To(Succeed())
+		},
+		Entry("a Hugging Face repo id", "InferenceService", isvcSpec(func(s map[string]any) { s["model"] = map[string]any{"source": "Qwen/Qwen2.5-0.5B-Instruct"} })),
+		Entry("an https URL", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["model"] = map[string]any{"source": "https://example.com/models/m.gguf"}
+		})),
+		Entry("a path on a volume", "InferenceService", isvcSpec(func(s map[string]any) { s["model"] = map[string]any{"source": "/models/m.gguf"} })),
+		Entry("prefixed label keys and empty values", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["podLabels"] = map[string]any{"example.com/team": "a", "tier": ""}
+		})),
+		Entry("operator label keys other than the selector's", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["podLabels"] = map[string]any{"inference.llmkube.dev/runtime": "x"}
+		})),
+		Entry("minReplicas equal to maxReplicas", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["autoscaling"] = map[string]any{"minReplicas": 2, "maxReplicas": 2}
+		})),
+		Entry("generic with an image", "InferenceService", isvcSpec(func(s map[string]any) { s["runtime"] = "generic"; s["image"] = "example.com/srv:1" })),
+		Entry("a router with an external backend", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["backends"] = []any{map[string]any{"name": "oai", "external": map[string]any{"provider": "openai", "url": "https://api.openai.com/v1"}}}
+			s["defaultRoute"] = "oai"
+		})),
+	)
+
+	DescribeTable("rejects invalid specs with a message that names the field",
+		func(kind string, spec map[string]any, message string) {
+			err := k8sClient.Create(suiteCtx, object(kind, ns, spec))
+			Expect(err).To(HaveOccurred())
+			Expect(err.Error()).To(ContainSubstring(message))
+		},
+		Entry("a label key with a space", "InferenceService", isvcSpec(func(s map[string]any) { s["podLabels"] = map[string]any{"bad key": "v"} }),
+			"spec.podLabels has an invalid label key: bad key"),
+		Entry("a label key with a bad prefix", "InferenceService", isvcSpec(func(s map[string]any) { s["podLabels"] = map[string]any{"Bad_Prefix/x": "v"} }),
+			"spec.podLabels has an invalid label key: Bad_Prefix/x"),
+		Entry("a label value too long", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["podLabels"] = map[string]any{"team": "a234567890123456789012345678901234567890123456789012345678901234"}
+		}), "spec.podLabels.team: Too long: may not be more than 63 bytes"),
+		Entry("a label value with a slash", "InferenceService", isvcSpec(func(s map[string]any) { s["podLabels"] = map[string]any{"team": "a/b"} }),
+			"spec.podLabels.team in body should"),
+		Entry("the reserved label app", "InferenceService", isvcSpec(func(s map[string]any) { s["podLabels"] = map[string]any{"app": "x"} }),
+			"spec.podLabels must not set app: the operator reserves it"),
+		Entry("the reserved label inference.llmkube.dev/service", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["podLabels"] = map[string]any{"inference.llmkube.dev/service": "x"}
+		}), "spec.podLabels must not set inference.llmkube.dev/service"),
+		Entry("an annotation key with a space", "InferenceService", isvcSpec(func(s map[string]any) { s["podAnnotations"] = map[string]any{"no spaces": "v"} }),
+			"spec.podAnnotations has an invalid annotation key: no spaces"),
+		Entry("containerPort 0", "InferenceService", isvcSpec(func(s map[string]any) { s["containerPort"] = 0 }),
+			"spec.containerPort: Invalid value: 0: spec.containerPort in body should be greater than or equal to 1"),
+		Entry("containerPort 70000", "InferenceService", isvcSpec(func(s map[string]any) { s["containerPort"] = 70000 }),
+			"spec.containerPort in body should be less than or equal to 65535"),
+		Entry("endpoint.port 0", "InferenceService", isvcSpec(func(s map[string]any) { s["endpoint"] = map[string]any{"port": 0} }),
+			"spec.endpoint.port in body should be greater than or equal to 1"),
+		Entry("minReplicas above maxReplicas", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["autoscaling"] = map[string]any{"minReplicas": 3, "maxReplicas": 2}
+		}), "spec.autoscaling.minReplicas must not be greater than spec.autoscaling.maxReplicas"),
+		Entry("an unknown runtime", "InferenceService", isvcSpec(func(s map[string]any) { s["runtime"] = "ollama" }),
+			`spec.runtime: Unsupported value: "ollama"`),
+		Entry("a malformed model source", "InferenceService", isvcSpec(func(s map[string]any) { s["model"] = map[string]any{"source": "not a source"} }),
+			"spec.model.source must be a Hugging Face repo id"),
+		Entry("an http model URL", "InferenceService", isvcSpec(func(s map[string]any) { s["model"] = map[string]any{"source": "http://example.com/m.gguf"} }),
+			"spec.model.source must be a Hugging Face repo id"),
+		Entry("generic without an image", "InferenceService", isvcSpec(func(s map[string]any) { s["runtime"] = "generic" }),
+			"spec.image is required when runtime is generic"),
+		Entry("the router's reserved label", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["proxy"] = map[string]any{"podLabels": map[string]any{"inference.llmkube.dev/model-router": "x"}}
+		}), "spec.proxy.podLabels must not set inference.llmkube.dev/model-router"),
+		Entry("a router label key with a space", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["proxy"] = map[string]any{"podLabels": map[string]any{"a b": "x"}}
+		}), "spec.proxy.podLabels has an invalid label key: a b"),
+		Entry("a backend with both a ref and an external API", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["backends"] = []any{map[string]any{"name": "a", "inferenceServiceRef": map[string]any{"name": "x"},
+				"external": map[string]any{"provider": "openai", "url": "https://api.openai.com"}}}
+		}), "a backend sets exactly one of inferenceServiceRef and external"),
+		Entry("a default route to no backend", "ModelRouter", routerSpec(func(s map[string]any) { s["defaultRoute"] = "nope" }),
+			"spec.defaultRoute must name one of spec.backends"),
+		Entry("a router port of 0", "ModelRouter", routerSpec(func(s map[string]any) { s["endpoint"] = map[string]any{"port": 0} }),
+			"spec.endpoint.port in body should be greater than or equal to 1"),
+	)
+
+	It("treats a second server-side apply of the same configuration as a no-op", func() {
+		// Note: a fresh configuration for each apply; controller-runtime decodes the server's answer
+		// into the one it sends, which would make the second apply claim the defaulted fields too.
+		isvc := func() *acv1alpha1.InferenceServiceApplyConfiguration {
+			return acv1alpha1.InferenceService("twice", ns).
+				WithSpec(acv1alpha1.InferenceServiceSpec().
+					WithModel(acv1alpha1.ModelSpec().WithSource("org/model")).
+					WithReplicas(1).
+					WithPodLabels(map[string]inferencev1alpha1.LabelValue{"team": "a"}))
+		}
+		Expect(k8sClient.Apply(suiteCtx, isvc(), client.FieldOwner("gitops"))).To(Succeed())
+		first := &inferencev1alpha1.InferenceService{}
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: ns, Name: "twice"}, first)).To(Succeed())
+
+		Expect(k8sClient.Apply(suiteCtx, isvc(), client.FieldOwner("gitops"))).To(Succeed())
+		second := &inferencev1alpha1.InferenceService{}
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: ns, Name: "twice"}, second)).To(Succeed())
+		Expect(second.ManagedFields).To(Equal(first.ManagedFields))
+		Expect(second.ResourceVersion).To(Equal(first.ResourceVersion))
+		Expect(second.Generation).To(Equal(first.Generation))
+	})
+})
