@@ -1,0 +1,172 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Command operator runs the LLMKube operator. Flags and wiring only; behaviour lives in controllers/.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers"
+	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/internal/devcluster"
+)
+
+type options struct {
+	fieldManager            string
+	emitScrapeAnnotations   bool
+	maxConcurrentReconciles int
+	qps                     float64
+	burst                   int
+	watchNamespaces         string
+	metricsAddr             string
+	probeAddr               string
+	leaderElect             bool
+	devControlPlane         string
+	applySamples            string
+	devDir                  string
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.fieldManager, "field-manager", ownership.DefaultFieldManager, "Field manager of every write the operator makes.")
+	flag.BoolVar(&o.emitScrapeAnnotations, "emit-scrape-annotations", false, "Add prometheus.io/* scrape hints to inference and router pods (an alternative to a PodMonitor; never both).")
+	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "Reconciles run at once per kind.")
+	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Client-side rate limit of API requests per second.")
+	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst of API requests.")
+	flag.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to watch; all when empty.")
+	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
+	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
+	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, for more than one replica.")
+	flag.StringVar(&o.devControlPlane, "dev-control-plane", "never", "auto: start an embedded control plane when no cluster is configured; always; never.")
+	flag.StringVar(&o.applySamples, "apply-samples", "", "On the embedded control plane, apply the YAML files of this folder once the operator runs.")
+	flag.StringVar(&o.devDir, "dev-dir", ".dev", "Where the embedded control plane's kubeconfig is written.")
+	zapOpts := zap.Options{Development: true}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	if err := run(ctrl.SetupSignalHandler(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	setupLog := ctrl.Log.WithName("setup")
+	var cfg *rest.Config
+	embedded := o.devControlPlane == "always" || (o.devControlPlane == "auto" && devcluster.ShouldStart())
+	if embedded {
+		kubeconfig, err := filepath.Abs(filepath.Join(o.devDir, "kubeconfig"))
+		if err != nil {
+			return err
+		}
+		setupLog.Info("no cluster configured: starting the embedded control plane")
+		cluster, err := devcluster.Start(filepath.Join("config", "crd", "bases"), kubeconfig)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = cluster.Stop() }()
+		cfg = cluster.Config
+		fmt.Printf("\n  Embedded control plane is up. In another shell:\n\n    export KUBECONFIG=%s\n    kubectl get isvc,mr,deploy,svc -A\n\n", kubeconfig)
+		if o.metricsAddr == ":8080" {
+			o.metricsAddr = "0" // the default port is often taken on a workstation
+		}
+	} else {
+		var err error
+		if cfg, err = ctrl.GetConfig(); err != nil {
+			return fmt.Errorf("no cluster configured (set KUBECONFIG, or run `make run` for the embedded control plane): %w", err)
+		}
+	}
+	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+	cfg.UserAgent = "llmkube-operator"
+
+	mgr, err := newManager(cfg, o)
+	if err != nil {
+		return err
+	}
+	if embedded && o.applySamples != "" {
+		go applySamples(ctx, mgr, o)
+	}
+	setupLog.Info("starting manager", "fieldManager", o.fieldManager)
+	return mgr.Start(ctx)
+}
+
+func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := inferencev1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	cacheOpts := cache.Options{}
+	if o.watchNamespaces != "" {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range strings.Split(o.watchNamespaces, ",") {
+			cacheOpts.DefaultNamespaces[strings.TrimSpace(ns)] = cache.Config{}
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Cache:                  cacheOpts,
+		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress: o.probeAddr,
+		LeaderElection:         o.leaderElect,
+		LeaderElectionID:       "llmkube-operator.inference.llmkube.dev",
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := controllers.Setup(mgr, controllers.Config{
+		FieldManager:            o.fieldManager,
+		EmitScrapeAnnotations:   o.emitScrapeAnnotations,
+		MaxConcurrentReconciles: o.maxConcurrentReconciles,
+	}); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+func applySamples(ctx context.Context, mgr ctrl.Manager, o options) {
+	log := ctrl.Log.WithName("samples")
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return
+	}
+	c, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		log.Error(err, "client")
+		return
+	}
+	applied, err := devcluster.ApplySamples(ctx, c, o.applySamples, "llmkube-samples")
+	if err != nil {
+		log.Error(err, "applying samples")
+		return
+	}
+	log.Info("applied samples", "objects", applied)
+}

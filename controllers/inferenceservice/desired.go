@@ -1,0 +1,324 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package inferenceservice
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/utils/ptr"
+
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/podmeta"
+	"github.com/llmkube/operator/controllers/runtimes"
+)
+
+// Labels and annotations the operator sets.
+const (
+	LabelApp     = "app"
+	LabelService = "inference.llmkube.dev/service"
+	LabelRuntime = "inference.llmkube.dev/runtime"
+
+	AnnotationDoNotDisrupt = "karpenter.sh/do-not-disrupt"
+	AnnotationScrape       = "prometheus.io/scrape"
+	AnnotationScrapePath   = "prometheus.io/path"
+	AnnotationScrapePort   = "prometheus.io/port"
+
+	// ContainerName is stable across runtimes, so that switching runtime replaces the container's
+	// fields instead of adding a second container.
+	ContainerName = "model-server"
+	// PortName names the serving port in the container, probes and Service.
+	PortName = "http"
+	// GPUResource is the extended resource a gpu count becomes.
+	GPUResource corev1.ResourceName = "nvidia.com/gpu"
+)
+
+// Inputs are the facts beyond the spec that the desired Deployment depends on. The reconciler
+// gathers them; the builders stay pure.
+type Inputs struct {
+	// EmitScrapeAnnotations adds prometheus.io/* hints to the pod template.
+	EmitScrapeAnnotations bool
+	// Ready is true when the runtime has ready pods; until then startup protection applies.
+	Ready bool
+	// KeepStartupProtection keeps do-not-disrupt on a template that already has it, so that
+	// dropping it never rolls pods on its own.
+	KeepStartupProtection bool
+	// Replicas to apply; nil leaves spec.replicas to whoever else owns it (the autoscaler).
+	Replicas *int32
+}
+
+// SelectorLabels are the Deployment's and the Service's selector: exactly these two keys, never a
+// user key, so that the selector of an InferenceService never changes.
+func SelectorLabels(name string) map[string]string {
+	return map[string]string{LabelApp: name, LabelService: name}
+}
+
+func operatorLabels(isvc *inferencev1alpha1.InferenceService) map[string]string {
+	l := SelectorLabels(isvc.Name)
+	l[LabelRuntime] = string(runtimeOf(isvc))
+	return l
+}
+
+func runtimeOf(isvc *inferencev1alpha1.InferenceService) inferencev1alpha1.Runtime {
+	if isvc.Spec.Runtime == "" {
+		return inferencev1alpha1.RuntimeLlamaCPP
+	}
+	return isvc.Spec.Runtime
+}
+
+// StartupProtected says whether the spec asks for do-not-disrupt while pods are not Ready
+// (the default).
+func StartupProtected(isvc *inferencev1alpha1.InferenceService) bool {
+	d := isvc.Spec.Disruption
+	return d == nil || d.ProtectStartup == nil || *d.ProtectStartup
+}
+
+// operatorAnnotations are the operator's hints on the pod template; user annotations win over them.
+func operatorAnnotations(isvc *inferencev1alpha1.InferenceService, in Inputs) map[string]string {
+	a := map[string]string{}
+	d := isvc.Spec.Disruption
+	always := d != nil && ptr.Deref(d.ProtectAlways, false)
+	startup := StartupProtected(isvc) && (!in.Ready || in.KeepStartupProtection)
+	if always || startup {
+		a[AnnotationDoNotDisrupt] = "true"
+	}
+	if in.EmitScrapeAnnotations {
+		a[AnnotationScrape] = "true"
+		a[AnnotationScrapePath] = "/metrics"
+		a[AnnotationScrapePort] = strconv.Itoa(int(runtimes.ResolvedPort(&isvc.Spec)))
+	}
+	return a
+}
+
+func ownerReference(isvc *inferencev1alpha1.InferenceService) *metav1ac.OwnerReferenceApplyConfiguration {
+	return metav1ac.OwnerReference().
+		WithAPIVersion(inferencev1alpha1.GroupVersion.String()).
+		WithKind("InferenceService").
+		WithName(isvc.Name).
+		WithUID(isvc.UID).
+		WithController(true).
+		WithBlockOwnerDeletion(true)
+}
+
+// Deployment is the runtime Deployment the operator wants for isvc.
+func Deployment(isvc *inferencev1alpha1.InferenceService, in Inputs) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	spec := &isvc.Spec
+	rt := runtimes.For(runtimeOf(isvc))
+	port := runtimes.ResolvedPort(spec)
+
+	container := corev1ac.Container().
+		WithName(ContainerName).
+		WithImage(ptr.Deref(spec.Image, rt.Image)).
+		WithPorts(corev1ac.ContainerPort().WithName(PortName).WithContainerPort(port).WithProtocol(corev1.ProtocolTCP))
+	if len(rt.Command) > 0 && spec.Image == nil {
+		container.WithCommand(rt.Command...)
+	}
+	if args := rt.Args(spec, port); len(args) > 0 {
+		container.WithArgs(args...)
+	}
+	for i := range spec.Env {
+		env := &corev1ac.EnvVarApplyConfiguration{}
+		if err := convert(&spec.Env[i], env); err != nil {
+			return nil, fmt.Errorf("spec.env[%d]: %w", i, err)
+		}
+		container.WithEnv(env)
+	}
+	if r := resources(spec.Resources); r != nil {
+		container.WithResources(r)
+	}
+	addProbes(container, rt)
+	if spec.SecurityContext != nil {
+		sc := &corev1ac.SecurityContextApplyConfiguration{}
+		if err := convert(spec.SecurityContext, sc); err != nil {
+			return nil, fmt.Errorf("spec.securityContext: %w", err)
+		}
+		container.WithSecurityContext(sc)
+	}
+
+	podSpec := corev1ac.PodSpec().WithContainers(container)
+	if len(spec.NodeSelector) > 0 {
+		podSpec.WithNodeSelector(spec.NodeSelector)
+	}
+	for i := range spec.Tolerations {
+		t := &corev1ac.TolerationApplyConfiguration{}
+		if err := convert(&spec.Tolerations[i], t); err != nil {
+			return nil, fmt.Errorf("spec.tolerations[%d]: %w", i, err)
+		}
+		podSpec.WithTolerations(t)
+	}
+	for _, s := range spec.ImagePullSecrets {
+		podSpec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(s.Name))
+	}
+	if spec.PodSecurityContext != nil {
+		psc := &corev1ac.PodSecurityContextApplyConfiguration{}
+		if err := convert(spec.PodSecurityContext, psc); err != nil {
+			return nil, fmt.Errorf("spec.podSecurityContext: %w", err)
+		}
+		podSpec.WithSecurityContext(psc)
+	}
+
+	template := corev1ac.PodTemplateSpec().
+		WithLabels(podmeta.Labels(operatorLabels(isvc), spec.PodLabels)).
+		WithSpec(podSpec)
+	if a := podmeta.Annotations(operatorAnnotations(isvc, in), spec.PodAnnotations); a != nil {
+		template.WithAnnotations(a)
+	}
+
+	depSpec := appsv1ac.DeploymentSpec().
+		WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(isvc.Name))).
+		WithTemplate(template)
+	if in.Replicas != nil {
+		depSpec.WithReplicas(*in.Replicas)
+	}
+	if spec.RevisionHistoryLimit != nil {
+		depSpec.WithRevisionHistoryLimit(*spec.RevisionHistoryLimit)
+	}
+	if gpus(spec) > 0 {
+		// Two copies of a GPU model rarely fit on one node: replace, don't surge.
+		depSpec.WithStrategy(appsv1ac.DeploymentStrategy().WithType(appsv1.RecreateDeploymentStrategyType))
+	}
+
+	return appsv1ac.Deployment(isvc.Name, isvc.Namespace).
+		WithLabels(operatorLabels(isvc)).
+		WithOwnerReferences(ownerReference(isvc)).
+		WithSpec(depSpec), nil
+}
+
+func gpus(spec *inferencev1alpha1.InferenceServiceSpec) int32 {
+	if spec.Resources == nil {
+		return 0
+	}
+	return ptr.Deref(spec.Resources.GPU, 0)
+}
+
+// resources returns nil when the spec asks for nothing, so the apply never claims an empty
+// resources struct.
+func resources(r *inferencev1alpha1.ResourceSpec) *corev1ac.ResourceRequirementsApplyConfiguration {
+	if r == nil {
+		return nil
+	}
+	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
+	if r.CPU != nil {
+		requests[corev1.ResourceCPU] = *r.CPU
+	}
+	if r.Memory != nil {
+		requests[corev1.ResourceMemory] = *r.Memory
+		limits[corev1.ResourceMemory] = *r.Memory
+	}
+	if g := ptr.Deref(r.GPU, 0); g > 0 {
+		limits[GPUResource] = *resource.NewQuantity(int64(g), resource.DecimalSI)
+	}
+	if len(requests) == 0 && len(limits) == 0 {
+		return nil
+	}
+	out := corev1ac.ResourceRequirements()
+	if len(requests) > 0 {
+		out.WithRequests(requests)
+	}
+	if len(limits) > 0 {
+		out.WithLimits(limits)
+	}
+	return out
+}
+
+// addProbes checks the runtime's health path, or its port where it has none. The startup probe
+// allows an hour for downloading and loading a model.
+func addProbes(c *corev1ac.ContainerApplyConfiguration, rt runtimes.Runtime) {
+	handler := func() *corev1ac.ProbeApplyConfiguration {
+		if rt.HealthPath == "" {
+			return corev1ac.Probe().WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(PortName)))
+		}
+		return corev1ac.Probe().WithHTTPGet(corev1ac.HTTPGetAction().WithPath(rt.HealthPath).WithPort(intstr.FromString(PortName)))
+	}
+	c.WithStartupProbe(handler().WithPeriodSeconds(10).WithFailureThreshold(360)).
+		WithReadinessProbe(handler().WithPeriodSeconds(10)).
+		WithLivenessProbe(handler().WithPeriodSeconds(30).WithFailureThreshold(5))
+}
+
+// Service exposes the runtime on spec.endpoint.port (or the resolved port), selecting exactly the
+// selector labels.
+func Service(isvc *inferencev1alpha1.InferenceService) *corev1ac.ServiceApplyConfiguration {
+	spec := &isvc.Spec
+	svcType := corev1.ServiceTypeClusterIP
+	if spec.Endpoint != nil && spec.Endpoint.Type != nil {
+		svcType = corev1.ServiceType(*spec.Endpoint.Type)
+	}
+	return corev1ac.Service(isvc.Name, isvc.Namespace).
+		WithLabels(operatorLabels(isvc)).
+		WithOwnerReferences(ownerReference(isvc)).
+		WithSpec(corev1ac.ServiceSpec().
+			WithType(svcType).
+			WithSelector(SelectorLabels(isvc.Name)).
+			WithPorts(corev1ac.ServicePort().
+				WithName(PortName).
+				WithProtocol(corev1.ProtocolTCP).
+				WithPort(runtimes.ServicePort(spec)).
+				WithTargetPort(intstr.FromInt32(runtimes.ResolvedPort(spec)))))
+}
+
+// HPA is the HorizontalPodAutoscaler for isvc, or nil when spec.autoscaling is not set.
+func HPA(isvc *inferencev1alpha1.InferenceService) (*autoscalingv2ac.HorizontalPodAutoscalerApplyConfiguration, error) {
+	as := isvc.Spec.Autoscaling
+	if as == nil {
+		return nil, nil
+	}
+	spec := autoscalingv2ac.HorizontalPodAutoscalerSpec().
+		WithScaleTargetRef(autoscalingv2ac.CrossVersionObjectReference().
+			WithAPIVersion("apps/v1").WithKind("Deployment").WithName(isvc.Name)).
+		WithMinReplicas(ptr.Deref(as.MinReplicas, 1)).
+		WithMaxReplicas(as.MaxReplicas)
+	metrics := as.Metrics
+	if len(metrics) == 0 {
+		metrics = []autoscalingv2.MetricSpec{{
+			Type: autoscalingv2.ResourceMetricSourceType,
+			Resource: &autoscalingv2.ResourceMetricSource{
+				Name:   corev1.ResourceCPU,
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](80)},
+			},
+		}}
+	}
+	for i := range metrics {
+		m := &autoscalingv2ac.MetricSpecApplyConfiguration{}
+		if err := convert(&metrics[i], m); err != nil {
+			return nil, fmt.Errorf("spec.autoscaling.metrics[%d]: %w", i, err)
+		}
+		spec.WithMetrics(m)
+	}
+	return autoscalingv2ac.HorizontalPodAutoscaler(isvc.Name, isvc.Namespace).
+		WithLabels(operatorLabels(isvc)).
+		WithOwnerReferences(ownerReference(isvc)).
+		WithSpec(spec), nil
+}
+
+// Endpoint is the in-cluster URL of the model's API.
+func Endpoint(isvc *inferencev1alpha1.InferenceService) string {
+	path := ""
+	if isvc.Spec.Endpoint != nil {
+		path = ptr.Deref(isvc.Spec.Endpoint.Path, "")
+	}
+	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d%s", isvc.Name, isvc.Namespace, runtimes.ServicePort(&isvc.Spec), path)
+}
+
+// convert turns an API value the user wrote into its apply configuration. Both have the same JSON
+// form, and the API value's omitempty tags keep fields the user left unset out of the apply.
+func convert(in, out any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
+}

@@ -1,0 +1,249 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package inferenceservice reconciles an InferenceService into a Deployment, a Service and,
+// with autoscaling, a HorizontalPodAutoscaler, all by server-side apply under one field manager.
+package inferenceservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/ownership"
+)
+
+// +kubebuilder:rbac:groups=inference.llmkube.dev,resources=inferenceservices,verbs=get;list;watch
+// +kubebuilder:rbac:groups=inference.llmkube.dev,resources=inferenceservices/status,verbs=get;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler turns an InferenceService into its workload.
+type Reconciler struct {
+	Client   client.Client
+	Applier  ownership.Applier
+	Recorder events.EventRecorder
+	// EmitScrapeAnnotations adds prometheus.io/* hints to the pod template.
+	EmitScrapeAnnotations bool
+}
+
+// SetupWithManager watches InferenceServices and the objects they own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&inferencev1alpha1.InferenceService{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		WithOptions(opts).
+		Named("inferenceservice").
+		Complete(r)
+}
+
+// Reconcile reads the InferenceService, computes the desired objects, applies those whose owned
+// fields differ, and reports status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	isvc := &inferencev1alpha1.InferenceService{}
+	if err := r.Client.Get(ctx, req.NamespacedName, isvc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !isvc.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // garbage collection removes what it owns
+	}
+
+	live, err := r.liveDeployment(ctx, isvc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var rejected []error
+	if err := r.reconcileDeployment(ctx, isvc, live); err != nil {
+		rejected = append(rejected, err)
+	}
+	if err := r.reconcileService(ctx, isvc); err != nil {
+		rejected = append(rejected, err)
+	}
+	if err := r.reconcileHPA(ctx, isvc); err != nil {
+		rejected = append(rejected, err)
+	}
+	applyErr := errors.Join(rejected...)
+	if applyErr != nil {
+		r.Recorder.Eventf(isvc, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%s", applyErr.Error())
+	}
+	if err := r.reconcileStatus(ctx, isvc, live, applyErr); err != nil {
+		return ctrl.Result{}, err
+	}
+	// A rejection by validation will not heal by retrying the same spec; anything else might.
+	if applyErr != nil && !allInvalid(rejected) {
+		return ctrl.Result{}, applyErr
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) liveDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService) (*appsv1.Deployment, error) {
+	live := &appsv1.Deployment{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(isvc), live)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return live, err
+}
+
+var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
+
+// replicas decides what the apply says about spec.replicas.
+//
+// Note: with autoscaling, the operator keeps the live value until another manager (the HPA, or
+// a person through the scale subresource) owns the field, and then leaves it out. Dropping it
+// while the operator is its only owner would delete it and the Deployment would fall back to one
+// replica: this is the handover the server-side apply documentation describes for autoscalers.
+func (r *Reconciler) replicas(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) *int32 {
+	as := isvc.Spec.Autoscaling
+	if as == nil {
+		return ptr.To(ptr.Deref(isvc.Spec.Replicas, 1))
+	}
+	if live == nil {
+		return ptr.To(ptr.Deref(as.MinReplicas, 1))
+	}
+	if len(ownership.OtherOwners(live, r.Applier.FieldManager, replicasPath)) > 0 {
+		return nil
+	}
+	return ptr.To(ptr.Deref(live.Spec.Replicas, ptr.Deref(as.MinReplicas, 1)))
+}
+
+func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) error {
+	in := Inputs{
+		EmitScrapeAnnotations: r.EmitScrapeAnnotations,
+		Ready:                 live != nil && live.Status.ReadyReplicas > 0,
+		Replicas:              r.replicas(isvc, live),
+	}
+	desired, err := Deployment(isvc, in)
+	if err != nil {
+		return fmt.Errorf("Deployment %s: %w", isvc.Name, err)
+	}
+	var owned any
+	if live != nil {
+		extracted, err := appsv1ac.ExtractDeployment(live, r.Applier.FieldManager)
+		if err != nil {
+			return err
+		}
+		if desired, err = keepStartupProtection(isvc, in, desired, extracted); err != nil {
+			return err
+		}
+		owned = extracted
+	}
+	return r.applyIfChanged(ctx, "Deployment", owned, desired)
+}
+
+// keepStartupProtection keeps do-not-disrupt on a template that has it when dropping it would be
+// the template's only change: pods that became Ready are not rolled just to lose the hint; it
+// leaves with the next roll that happens for another reason.
+func keepStartupProtection(isvc *inferencev1alpha1.InferenceService, in Inputs, desired, owned *appsv1ac.DeploymentApplyConfiguration) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	if !StartupProtected(isvc) || owned.Spec == nil || owned.Spec.Template == nil || owned.Spec.Template.Annotations[AnnotationDoNotDisrupt] != "true" {
+		return desired, nil
+	}
+	if desired.Spec.Template.Annotations[AnnotationDoNotDisrupt] == "true" {
+		return desired, nil
+	}
+	in.KeepStartupProtection = true
+	kept, err := Deployment(isvc, in)
+	if err != nil {
+		return nil, err
+	}
+	same, err := ownership.OwnedEqualsDesired(owned.Spec.Template, kept.Spec.Template)
+	if err != nil || !same {
+		return desired, err
+	}
+	return kept, nil
+}
+
+func (r *Reconciler) reconcileService(ctx context.Context, isvc *inferencev1alpha1.InferenceService) error {
+	live := &corev1.Service{}
+	var owned any
+	switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(isvc), live); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	default:
+		extracted, err := corev1ac.ExtractService(live, r.Applier.FieldManager)
+		if err != nil {
+			return err
+		}
+		owned = extracted
+	}
+	return r.applyIfChanged(ctx, "Service", owned, Service(isvc))
+}
+
+func (r *Reconciler) reconcileHPA(ctx context.Context, isvc *inferencev1alpha1.InferenceService) error {
+	desired, err := HPA(isvc)
+	if err != nil {
+		return fmt.Errorf("HorizontalPodAutoscaler %s: %w", isvc.Name, err)
+	}
+	live := &autoscalingv2.HorizontalPodAutoscaler{}
+	exists := true
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(isvc), live); apierrors.IsNotFound(err) {
+		exists = false
+	} else if err != nil {
+		return err
+	}
+	if desired == nil {
+		if exists && metav1.IsControlledBy(live, isvc) {
+			return client.IgnoreNotFound(r.Client.Delete(ctx, live, client.Preconditions{UID: &live.UID}))
+		}
+		return nil
+	}
+	var owned any
+	if exists {
+		extracted, err := autoscalingv2ac.ExtractHorizontalPodAutoscaler(live, r.Applier.FieldManager)
+		if err != nil {
+			return err
+		}
+		owned = extracted
+	}
+	return r.applyIfChanged(ctx, "HorizontalPodAutoscaler", owned, desired)
+}
+
+// applyIfChanged applies desired unless the operator's owned fields hold it already, and says
+// which object the API server rejected.
+func (r *Reconciler) applyIfChanged(ctx context.Context, kind string, owned any, desired applyConfiguration) error {
+	sent, err := r.Applier.ApplyIfChanged(ctx, owned, desired)
+	if err != nil {
+		return fmt.Errorf("%s apply rejected by the API server: %w", kind, err)
+	}
+	if sent {
+		log.FromContext(ctx).V(1).Info("applied", "kind", kind)
+	}
+	return nil
+}
+
+type applyConfiguration = runtime.ApplyConfiguration
+
+func allInvalid(errs []error) bool {
+	for _, err := range errs {
+		if !apierrors.IsInvalid(err) && !apierrors.IsRequestEntityTooLargeError(err) && !apierrors.IsBadRequest(err) {
+			return false
+		}
+	}
+	return true
+}

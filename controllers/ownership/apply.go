@@ -1,0 +1,69 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package ownership is how the operator writes: server-side apply with one field manager and forced
+// ownership, a check that skips the write when what the manager owns already equals what it
+// wants, and (in its own file) the one-time migration of legacy ownership.
+package ownership
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// DefaultFieldManager is the field manager the operator applies with unless told otherwise.
+const DefaultFieldManager = "llmkube-operator"
+
+// Applier sends apply configurations with one field manager.
+type Applier struct {
+	Client       client.Client
+	FieldManager string
+}
+
+// Apply sends ac as a forced server-side apply under the applier's field manager.
+//
+// Note: controller-runtime decodes the server's answer into ac, so ac then holds every field of
+// the live object; callers build a fresh configuration for every apply and never resend one.
+func (a Applier) Apply(ctx context.Context, ac runtime.ApplyConfiguration) error {
+	return a.Client.Apply(ctx, ac, client.FieldOwner(a.FieldManager), client.ForceOwnership)
+}
+
+// ApplyStatus sends ac to the status subresource, under the same field manager.
+func (a Applier) ApplyStatus(ctx context.Context, ac runtime.ApplyConfiguration) error {
+	return a.Client.Status().Apply(ctx, ac, client.FieldOwner(a.FieldManager), client.ForceOwnership)
+}
+
+// ApplyIfChanged applies desired unless owned, the fields the manager already owns, holds exactly
+// that. owned is nil when the object does not exist yet. It reports whether it sent a write.
+//
+// Note: a no-op apply does not change the object, but it is still a request; skipping it is what
+// keeps a steady-state reconcile at zero writes.
+func (a Applier) ApplyIfChanged(ctx context.Context, owned any, desired runtime.ApplyConfiguration) (bool, error) {
+	if owned != nil {
+		same, err := OwnedEqualsDesired(owned, desired)
+		if err != nil {
+			return false, err
+		}
+		if same {
+			return false, nil
+		}
+	}
+	return true, a.Apply(ctx, desired)
+}
+
+// ApplyIfChangedStatus is ApplyIfChanged for the status subresource; owned comes from the
+// status extraction of the live object.
+func (a Applier) ApplyIfChangedStatus(ctx context.Context, owned any, desired runtime.ApplyConfiguration) (bool, error) {
+	if owned != nil {
+		same, err := OwnedEqualsDesired(owned, desired)
+		if err != nil || same {
+			return false, err
+		}
+	}
+	return true, a.ApplyStatus(ctx, desired)
+}

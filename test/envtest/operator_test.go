@@ -1,0 +1,149 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package envtest_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/llmkube/operator/controllers"
+	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/test/envtest/testenv"
+)
+
+// operator is the real manager with the real reconcilers, watching one namespace, with every
+// request it sends counted.
+type operator struct {
+	mu       sync.Mutex
+	requests []string // "VERB /path"
+	cancel   context.CancelFunc
+	done     chan struct{}
+	cfg      controllers.Config
+}
+
+// startOperator runs the operator's wiring (controllers.Setup, as the binary does) against the
+// test API server until the spec ends. A zero FieldManager means the default.
+func startOperator(ns string, cfg controllers.Config) *operator {
+	if cfg.FieldManager == "" {
+		cfg.FieldManager = ownership.DefaultFieldManager
+	}
+	if cfg.MaxConcurrentReconciles == 0 {
+		cfg.MaxConcurrentReconciles = 2
+	}
+	op := &operator{done: make(chan struct{}), cfg: cfg}
+	restCfg := rest.CopyConfig(cfg0())
+	restCfg.UserAgent = "llmkube-operator-under-test"
+	restCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			op.mu.Lock()
+			op.requests = append(op.requests, req.Method+" "+req.URL.Path)
+			op.mu.Unlock()
+			return rt.RoundTrip(req)
+		})
+	}
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:     testenv.Scheme(),
+		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(controllers.Setup(mgr, cfg)).To(Succeed())
+	ctx, cancel := context.WithCancel(suiteCtx)
+	op.cancel = cancel
+	go func() {
+		defer GinkgoRecover()
+		defer close(op.done)
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	DeferCleanup(op.stop)
+	return op
+}
+
+func (op *operator) stop() {
+	op.cancel()
+	<-op.done
+}
+
+// writes returns the requests that changed something (anything but GET), from index from on.
+func (op *operator) writes(from int) []string {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	var out []string
+	for _, r := range op.requests[from:] {
+		if !strings.HasPrefix(r, "GET ") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (op *operator) mark() int {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return len(op.requests)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// reconciles is how many reconciles of the controller named have finished in this process, from
+// controller-runtime's own metric.
+func reconciles(controller string) float64 {
+	families, err := crmetrics.Registry.Gather()
+	Expect(err).NotTo(HaveOccurred())
+	var total float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if label(m, "controller") == controller {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// settle waits until the controller has finished at least n more reconciles than before and then
+// stays quiet for a moment, so that a check of "nothing was written" sees everything it caused. An
+// operator that never goes quiet (a hot loop) fails here.
+func settle(controller string, before float64, n int) {
+	Eventually(func() bool {
+		start := reconciles(controller)
+		time.Sleep(300 * time.Millisecond)
+		now := reconciles(controller)
+		return now == start && now >= before+float64(n)
+	}).WithTimeout(20 * time.Second).WithPolling(10 * time.Millisecond).Should(BeTrue())
+}
+
+func cfg0() *rest.Config { return cfg }
