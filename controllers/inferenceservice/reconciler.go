@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -153,7 +152,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1a
 		}
 		owned = extracted
 	}
-	return r.applyIfChanged(ctx, "Deployment", owned, desired)
+	return r.applyIfChanged(ctx, "Deployment", ownership.Change{Owner: isvc, Live: liveObject(live), Owned: owned, Desired: desired})
 }
 
 // keepStartupProtection keeps do-not-disrupt on a template that has it when dropping it would be
@@ -192,7 +191,7 @@ func (r *Reconciler) reconcileService(ctx context.Context, isvc *inferencev1alph
 		}
 		owned = extracted
 	}
-	return r.applyIfChanged(ctx, "Service", owned, Service(isvc))
+	return r.applyIfChanged(ctx, "Service", ownership.Change{Owner: isvc, Live: liveIf(owned != nil, live), Owned: owned, Desired: Service(isvc)})
 }
 
 func (r *Reconciler) reconcileHPA(ctx context.Context, isvc *inferencev1alpha1.InferenceService) error {
@@ -221,13 +220,13 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, isvc *inferencev1alpha1.I
 		}
 		owned = extracted
 	}
-	return r.applyIfChanged(ctx, "HorizontalPodAutoscaler", owned, desired)
+	return r.applyIfChanged(ctx, "HorizontalPodAutoscaler", ownership.Change{Owner: isvc, Live: liveIf(exists, live), Owned: owned, Desired: desired})
 }
 
 // applyIfChanged applies desired unless the operator's owned fields hold it already, and says
 // which object the API server rejected.
-func (r *Reconciler) applyIfChanged(ctx context.Context, kind string, owned any, desired applyConfiguration) error {
-	sent, err := r.Applier.ApplyIfChanged(ctx, owned, desired)
+func (r *Reconciler) applyIfChanged(ctx context.Context, kind string, c ownership.Change) error {
+	sent, err := r.Applier.ApplyIfChanged(ctx, c)
 	if err != nil {
 		return fmt.Errorf("%s apply rejected by the API server: %w", kind, err)
 	}
@@ -237,7 +236,20 @@ func (r *Reconciler) applyIfChanged(ctx context.Context, kind string, owned any,
 	return nil
 }
 
-type applyConfiguration = runtime.ApplyConfiguration
+// liveObject keeps a nil Deployment a nil interface.
+func liveObject(d *appsv1.Deployment) client.Object {
+	if d == nil {
+		return nil
+	}
+	return d
+}
+
+func liveIf(exists bool, obj client.Object) client.Object {
+	if !exists {
+		return nil
+	}
+	return obj
+}
 
 func allInvalid(errs []error) bool {
 	for _, err := range errs {

@@ -38,14 +38,27 @@ func (a Applier) ApplyStatus(ctx context.Context, ac runtime.ApplyConfiguration)
 	return a.Client.Status().Apply(ctx, ac, client.FieldOwner(a.FieldManager), client.ForceOwnership)
 }
 
-// ApplyIfChanged applies desired unless owned, the fields the manager already owns, holds exactly
-// that. owned is nil when the object does not exist yet. It reports whether it sent a write.
+// Change is one object the operator wants, beside what it already owns of the live object.
+type Change struct {
+	// Owner is the InferenceService or ModelRouter the object belongs to; Events go to it.
+	Owner runtime.Object
+	// Live is the object as read, nil when it does not exist yet.
+	Live client.Object
+	// Owned is what the field manager owns of Live (an extracted apply configuration), nil when
+	// Live is nil.
+	Owned any
+	// Desired is what the operator wants to apply now.
+	Desired runtime.ApplyConfiguration
+}
+
+// ApplyIfChanged applies c.Desired unless c.Owned, the fields the manager already owns, holds
+// exactly that. It reports whether it sent a write.
 //
 // Note: a no-op apply does not change the object, but it is still a request; skipping it is what
 // keeps a steady-state reconcile at zero writes.
-func (a Applier) ApplyIfChanged(ctx context.Context, owned any, desired runtime.ApplyConfiguration) (bool, error) {
-	if owned != nil {
-		same, err := OwnedEqualsDesired(owned, desired)
+func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
+	if c.Owned != nil {
+		same, err := OwnedEqualsDesired(c.Owned, c.Desired)
 		if err != nil {
 			return false, err
 		}
@@ -53,7 +66,7 @@ func (a Applier) ApplyIfChanged(ctx context.Context, owned any, desired runtime.
 			return false, nil
 		}
 	}
-	return true, a.Apply(ctx, desired)
+	return true, a.Apply(ctx, c.Desired)
 }
 
 // ApplyIfChangedStatus is ApplyIfChanged for the status subresource; owned comes from the
