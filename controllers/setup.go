@@ -19,6 +19,11 @@ type Config struct {
 	FieldManager            string
 	EmitScrapeAnnotations   bool
 	MaxConcurrentReconciles int
+	// LegacyFieldManagers are the records-based operator's field managers (Update entries);
+	// ownership.DefaultLegacyFieldManagers when empty.
+	LegacyFieldManagers []string
+	// AdoptLegacyOwnership also takes over template keys the legacy entry owns but no record lists.
+	AdoptLegacyOwnership bool
 }
 
 // Setup registers every reconciler with mgr. Tests call it too, so that the suite runs exactly
@@ -26,10 +31,20 @@ type Config struct {
 func Setup(mgr ctrl.Manager, cfg Config) error {
 	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager}
 	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles}
+	recorder := mgr.GetEventRecorder(cfg.FieldManager)
+	legacy := ownership.Legacy{FieldManagers: cfg.LegacyFieldManagers, Adopt: cfg.AdoptLegacyOwnership}
+	if len(legacy.FieldManagers) == 0 {
+		legacy.FieldManagers = ownership.DefaultLegacyFieldManagers
+	}
+	migrator := ownership.Migrator{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
+		FieldManager: cfg.FieldManager, Legacy: legacy,
+	}
 	return (&inferenceservice.Reconciler{
 		Client:                mgr.GetClient(),
 		Applier:               applier,
-		Recorder:              mgr.GetEventRecorder(cfg.FieldManager),
+		Recorder:              recorder,
+		Migrator:              migrator,
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
 	}).SetupWithManager(mgr, opts)
 }

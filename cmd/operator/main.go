@@ -38,6 +38,8 @@ type options struct {
 	qps                     float64
 	burst                   int
 	watchNamespaces         string
+	legacyFieldManagers     string
+	adoptLegacyOwnership    bool
 	metricsAddr             string
 	probeAddr               string
 	leaderElect             bool
@@ -53,6 +55,8 @@ func main() {
 	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "Reconciles run at once per kind.")
 	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Client-side rate limit of API requests per second.")
 	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst of API requests.")
+	flag.StringVar(&o.legacyFieldManagers, "legacy-field-managers", strings.Join(ownership.DefaultLegacyFieldManagers, ","), "Comma-separated field managers of the records-based operator, whose Update ownership is migrated once.")
+	flag.BoolVar(&o.adoptLegacyOwnership, "adopt-legacy-ownership", false, "Also take over pod-template keys that a legacy Update entry owns but no applied-pod-* record lists (pruned when not desired).")
 	flag.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to watch; all when empty.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
@@ -122,8 +126,8 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 	cacheOpts := cache.Options{}
 	if o.watchNamespaces != "" {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range strings.Split(o.watchNamespaces, ",") {
-			cacheOpts.DefaultNamespaces[strings.TrimSpace(ns)] = cache.Config{}
+		for _, ns := range splitList(o.watchNamespaces) {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -147,6 +151,8 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 		FieldManager:            o.fieldManager,
 		EmitScrapeAnnotations:   o.emitScrapeAnnotations,
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
+		LegacyFieldManagers:     splitList(o.legacyFieldManagers),
+		AdoptLegacyOwnership:    o.adoptLegacyOwnership,
 	}); err != nil {
 		return nil, err
 	}
@@ -169,4 +175,15 @@ func applySamples(ctx context.Context, mgr ctrl.Manager, o options) {
 		return
 	}
 	log.Info("applied samples", "objects", applied)
+}
+
+// splitList reads a comma-separated flag, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -45,6 +45,8 @@ type Reconciler struct {
 	Client   client.Client
 	Applier  ownership.Applier
 	Recorder events.EventRecorder
+	// Migrator hands the records-based operator's ownership to the field manager, once.
+	Migrator ownership.Migrator
 	// EmitScrapeAnnotations adds prometheus.io/* hints to the pod template.
 	EmitScrapeAnnotations bool
 }
@@ -143,6 +145,9 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1a
 	}
 	var owned any
 	if live != nil {
+		if live, err = r.Migrator.MigrateIfNeeded(ctx, isvc, "InferenceService", live, desired); err != nil {
+			return err
+		}
 		extracted, err := appsv1ac.ExtractDeployment(live, r.Applier.FieldManager)
 		if err != nil {
 			return err

@@ -1,0 +1,281 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package ownership
+
+// This file is the one-time migration from the records-based operator. It can be deleted once no
+// cluster runs a Deployment written by an operator older than the server-side apply one, i.e.
+// when every Deployment has been reconciled once by this operator (the migration removes the
+// traces it looks for, so `kubectl get deploy -A -o yaml | grep applied-pod-` finding nothing
+// says it is done).
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/applyconfigurations"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+)
+
+// The legacy operator's traces on a Deployment's own metadata.
+const (
+	RecordLabels      = "inference.llmkube.dev/applied-pod-labels"
+	RecordAnnotations = "inference.llmkube.dev/applied-pod-annotations"
+	LegacyHash        = "llmkube.ai/desired-template-hash"
+)
+
+// DefaultLegacyFieldManagers are the managers the records-based operator wrote with: kubebuilder's
+// default binary name.
+var DefaultLegacyFieldManagers = []string{"manager"}
+
+// Legacy says how to recognise the records-based operator's writes.
+type Legacy struct {
+	// FieldManagers whose Update entries are the legacy operator's.
+	FieldManagers []string
+	// Adopt takes over pod-template keys that a legacy Update entry owns but no record lists.
+	Adopt bool
+}
+
+// HasTraces says whether d carries anything of the legacy operator: a record or hash
+// annotation, or an Update entry of a legacy field manager. It reads only d, so objects without
+// traces cost no request.
+func (l Legacy) HasTraces(d *appsv1.Deployment) bool {
+	for _, k := range []string{RecordLabels, RecordAnnotations, LegacyHash} {
+		if _, ok := d.Annotations[k]; ok {
+			return true
+		}
+	}
+	return slices.ContainsFunc(d.ManagedFields, l.isLegacy)
+}
+
+func (l Legacy) isLegacy(e metav1.ManagedFieldsEntry) bool {
+	return e.Operation == metav1.ManagedFieldsOperationUpdate && slices.Contains(l.FieldManagers, e.Manager)
+}
+
+// Migration is the single write that hands the legacy operator's ownership to the field manager.
+type Migration struct {
+	// Patch is an RFC 6902 JSON patch, guarded by a test of the resourceVersion.
+	Patch []byte
+	// Labels and Annotations are the pod-template keys taken over from records (and, with Adopt,
+	// from the legacy entry).
+	Labels, Annotations []string
+	// Invalid lists record entries that are not valid keys; they are ignored one by one.
+	Invalid []string
+}
+
+// neverOwned are paths no managedFields entry lists: the identity fields the API server strips from
+// every entry, and the record annotations this write removes.
+var neverOwned = fieldpath.NewSet(
+	fieldpath.MakePathOrDie("apiVersion"),
+	fieldpath.MakePathOrDie("kind"),
+	fieldpath.MakePathOrDie("metadata", "name"),
+	fieldpath.MakePathOrDie("metadata", "namespace"),
+	fieldpath.MakePathOrDie("metadata", "creationTimestamp"),
+	fieldpath.MakePathOrDie("metadata", "selfLink"),
+	fieldpath.MakePathOrDie("metadata", "uid"),
+	fieldpath.MakePathOrDie("metadata", "resourceVersion"),
+	fieldpath.MakePathOrDie("metadata", "generation"),
+	fieldpath.MakePathOrDie("metadata", "managedFields"),
+	fieldpath.MakePathOrDie("metadata", "annotations", RecordLabels),
+	fieldpath.MakePathOrDie("metadata", "annotations", RecordAnnotations),
+	fieldpath.MakePathOrDie("metadata", "annotations", LegacyHash),
+)
+
+var (
+	templateLabels      = fieldpath.MakePathOrDie("spec", "template", "metadata", "labels")
+	templateAnnotations = fieldpath.MakePathOrDie("spec", "template", "metadata", "annotations")
+	typeConverter       = applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
+)
+
+// Plan computes the migration of live for manager, whose desired apply configuration is desired.
+//
+// The new managedFields: manager's Apply entry owns what it owned, plus every field desired sets
+// and every recorded key that exists on live; legacy Update entries are dropped, which releases
+// (never deletes) what only they owned; every other manager's entry stays exactly as it was.
+// The record and hash annotations are removed in the same write, and the pod template is not
+// touched, so the write rolls no pod.
+//
+// Note: the legacy Update entry co-owns every field the old operator ever set, so without this an
+// apply could never remove a key again (kubernetes/kubernetes#99003).
+func (l Legacy) Plan(live *appsv1.Deployment, manager string, desired runtime.ApplyConfiguration) (*Migration, error) {
+	m := &Migration{}
+	liveSet, err := fieldSet(live)
+	if err != nil {
+		return nil, fmt.Errorf("reading the live Deployment's fields: %w", err)
+	}
+	desiredSet, err := applyConfigurationFieldSet(desired)
+	if err != nil {
+		return nil, fmt.Errorf("reading the desired Deployment's fields: %w", err)
+	}
+
+	take := desiredSet.Intersection(liveSet)
+	var invalid []string
+	m.Labels, invalid = takeRecorded(take, liveSet, live.Annotations[RecordLabels], templateLabels)
+	m.Invalid = append(m.Invalid, invalid...)
+	m.Annotations, invalid = takeRecorded(take, liveSet, live.Annotations[RecordAnnotations], templateAnnotations)
+	m.Invalid = append(m.Invalid, invalid...)
+
+	var entries []metav1.ManagedFieldsEntry
+	ours := -1
+	for _, e := range live.ManagedFields {
+		if l.isLegacy(e) {
+			if l.Adopt {
+				legacy, err := entrySet(e)
+				if err != nil {
+					return nil, err
+				}
+				m.Labels = adoptChildren(take, legacy, liveSet, templateLabels, m.Labels)
+				m.Annotations = adoptChildren(take, legacy, liveSet, templateAnnotations, m.Annotations)
+			}
+			continue
+		}
+		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			owned, err := entrySet(e)
+			if err != nil {
+				return nil, err
+			}
+			take = take.Union(owned)
+			ours = len(entries)
+		}
+		entries = append(entries, e)
+	}
+	// The record annotations go away in this write; nobody may own them afterwards.
+	take = take.Difference(neverOwned)
+	raw, err := take.ToJSON()
+	if err != nil {
+		return nil, err
+	}
+	apply := metav1.ManagedFieldsEntry{
+		Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps/v1",
+		Time: &metav1.Time{Time: time.Now().UTC().Truncate(time.Second)}, FieldsType: "FieldsV1",
+		FieldsV1: &metav1.FieldsV1{Raw: raw},
+	}
+	if ours >= 0 {
+		entries[ours] = apply
+	} else {
+		entries = append(entries, apply)
+	}
+
+	ops := []map[string]any{
+		{"op": "test", "path": "/metadata/resourceVersion", "value": live.ResourceVersion},
+		{"op": "replace", "path": "/metadata/managedFields", "value": entries},
+	}
+	for _, k := range []string{RecordLabels, RecordAnnotations, LegacyHash} {
+		if _, ok := live.Annotations[k]; ok {
+			ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/annotations/" + escapePointer(k)})
+		}
+	}
+	if m.Patch, err = json.Marshal(ops); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// ParseRecord splits a record annotation (a sorted, comma-separated key list) into valid keys
+// and entries that are not keys.
+func ParseRecord(record string) (keys, invalid []string) {
+	for _, k := range strings.Split(record, ",") {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		if len(validation.IsQualifiedName(k)) > 0 {
+			invalid = append(invalid, k)
+			continue
+		}
+		keys = append(keys, k)
+	}
+	return keys, invalid
+}
+
+// takeRecorded adds the recorded keys under parent that exist on live to take.
+func takeRecorded(take, liveSet *fieldpath.Set, record string, parent fieldpath.Path) (taken, invalid []string) {
+	keys, invalid := ParseRecord(record)
+	for _, k := range keys {
+		p := append(parent.Copy(), fieldpath.PathElement{FieldName: &k})
+		if liveSet.Has(p) {
+			take.Insert(p)
+			taken = append(taken, k)
+		}
+	}
+	return taken, invalid
+}
+
+// adoptChildren takes every key under parent that the legacy entry owns and live still has.
+func adoptChildren(take, legacy, liveSet *fieldpath.Set, parent fieldpath.Path, taken []string) []string {
+	legacy.Intersection(liveSet).Iterate(func(p fieldpath.Path) {
+		if len(p) != len(parent)+1 || !p[:len(parent)].Equals(parent) || p[len(parent)].FieldName == nil {
+			return
+		}
+		take.Insert(p.Copy())
+		if k := *p[len(parent)].FieldName; !slices.Contains(taken, k) {
+			taken = append(taken, k)
+		}
+	})
+	slices.Sort(taken)
+	return taken
+}
+
+// fieldSet is every field path of live.
+func fieldSet(live *appsv1.Deployment) (*fieldpath.Set, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+	if err != nil {
+		return nil, err
+	}
+	return unstructuredFieldSet(u)
+}
+
+// applyConfigurationFieldSet is every field path an apply configuration sets. It goes through
+// JSON to a map, not through the Go type, whose zero-valued fields would add paths the apply
+// never sends.
+func applyConfigurationFieldSet(ac runtime.ApplyConfiguration) (*fieldpath.Set, error) {
+	data, err := json.Marshal(ac)
+	if err != nil {
+		return nil, err
+	}
+	u := map[string]any{}
+	if err := json.Unmarshal(data, &u); err != nil {
+		return nil, err
+	}
+	return unstructuredFieldSet(u)
+}
+
+func unstructuredFieldSet(u map[string]any) (*fieldpath.Set, error) {
+	obj := &unstructured.Unstructured{Object: u}
+	obj.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	tv, err := typeConverter.ObjectToTyped(obj, typed.AllowDuplicates)
+	if err != nil {
+		return nil, err
+	}
+	return tv.ToFieldSet()
+}
+
+func entrySet(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
+	s := &fieldpath.Set{}
+	if e.FieldsV1 == nil {
+		return s, nil
+	}
+	if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+		return nil, fmt.Errorf("decoding the managed fields of %s: %w", e.Manager, err)
+	}
+	return s, nil
+}
+
+// escapePointer escapes a key for a JSON pointer (RFC 6901).
+func escapePointer(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}

@@ -1,0 +1,123 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package envtest_test
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/inferenceservice"
+	"github.com/llmkube/operator/controllers/ownership"
+)
+
+// legacyReconcile behaves like the records-based operator before this one: it builds the same
+// Deployment, creates it with field owner "manager", and afterwards does read-modify-Update of the
+// whole object, merging the user's keys into the template maps, deleting the keys its previous
+// record listed that the spec no longer has, keeping every other key, and writing the records.
+// withRecords=false acts as an operator from before the records existed.
+func legacyReconcile(ns, name string, withRecords bool) *appsv1.Deployment {
+	isvc := &inferencev1alpha1.InferenceService{}
+	Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name}, isvc)).To(Succeed())
+	userLabels := map[string]string{}
+	for k, v := range isvc.Spec.PodLabels {
+		userLabels[k] = string(v)
+	}
+	userAnnotations := maps.Clone(isvc.Spec.PodAnnotations)
+
+	ac, err := inferenceservice.Deployment(isvc, inferenceservice.Inputs{Replicas: isvc.Spec.Replicas})
+	Expect(err).NotTo(HaveOccurred())
+	want := &appsv1.Deployment{}
+	data, err := json.Marshal(ac)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(json.Unmarshal(data, want)).To(Succeed())
+
+	var out *appsv1.Deployment
+	Eventually(func() error {
+		live := &appsv1.Deployment{}
+		err := k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name}, live)
+		if apierrors.IsNotFound(err) {
+			live = want.DeepCopy()
+			live.Annotations = map[string]string{}
+		} else if err != nil {
+			return err
+		}
+		prevLabels, _ := ownership.ParseRecord(live.Annotations[ownership.RecordLabels])
+		prevAnnotations, _ := ownership.ParseRecord(live.Annotations[ownership.RecordAnnotations])
+		mergeKeys(&live.Spec.Template.Labels, want.Spec.Template.Labels, userLabels, prevLabels)
+		mergeKeys(&live.Spec.Template.Annotations, want.Spec.Template.Annotations, userAnnotations, prevAnnotations)
+		if withRecords {
+			live.Annotations[ownership.RecordLabels] = strings.Join(slices.Sorted(maps.Keys(userLabels)), ",")
+			live.Annotations[ownership.RecordAnnotations] = strings.Join(slices.Sorted(maps.Keys(userAnnotations)), ",")
+			live.Annotations[ownership.LegacyHash] = "0123456789abcdef"
+		}
+		live.Spec.Replicas = want.Spec.Replicas
+		live.Spec.Template.Spec = want.Spec.Template.Spec
+		out = live
+		if live.ResourceVersion == "" {
+			return k8sClient.Create(suiteCtx, live, client.FieldOwner("manager"))
+		}
+		return k8sClient.Update(suiteCtx, live, client.FieldOwner("manager"))
+	}).Should(Succeed())
+	return out
+}
+
+// mergeKeys is the legacy operator's map merge: operator keys, then user keys, minus the keys
+// the previous record listed that the user no longer sets; every other key stays.
+func mergeKeys(live *map[string]string, operator, user map[string]string, previous []string) {
+	if *live == nil {
+		*live = map[string]string{}
+	}
+	for _, k := range previous {
+		if _, ok := user[k]; !ok {
+			delete(*live, k)
+		}
+	}
+	maps.Copy(*live, operator)
+	maps.Copy(*live, user)
+}
+
+// legacyOwnsTemplateKeys lists the pod-template label and annotation keys the legacy manager's
+// Update entry owns.
+func legacyOwnsTemplateKeys(d *appsv1.Deployment) []string {
+	var keys []string
+	for _, e := range d.ManagedFields {
+		if e.Manager != "manager" {
+			continue
+		}
+		var f map[string]any
+		Expect(json.Unmarshal(e.FieldsV1.Raw, &f)).To(Succeed())
+		meta, _ := dig(f, "f:spec", "f:template", "f:metadata").(map[string]any)
+		for _, group := range []string{"f:labels", "f:annotations"} {
+			m, _ := meta[group].(map[string]any)
+			for k := range m {
+				keys = append(keys, strings.TrimPrefix(k, "f:"))
+			}
+		}
+	}
+	return keys
+}
+
+func dig(m map[string]any, path ...string) any {
+	var cur any = m
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = mm[p]
+	}
+	return cur
+}
