@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/llmkube/operator/controllers/inferenceservice"
+	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
 )
 
@@ -26,7 +27,15 @@ type Config struct {
 func Setup(mgr ctrl.Manager, cfg Config) error {
 	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager}
 	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles}
-	return (&inferenceservice.Reconciler{
+	if err := (&inferenceservice.Reconciler{
+		Client:                mgr.GetClient(),
+		Applier:               applier,
+		Recorder:              mgr.GetEventRecorder(cfg.FieldManager),
+		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
+	}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
+	return (&modelrouter.Reconciler{
 		Client:                mgr.GetClient(),
 		Applier:               applier,
 		Recorder:              mgr.GetEventRecorder(cfg.FieldManager),
