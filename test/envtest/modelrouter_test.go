@@ -341,4 +341,3 @@ var _ = Describe("ModelRouter reconciler", func() {
 		Expect(quietWrites(op, ns, "mb")).To(BeEmpty())
 	})
 })
-
