@@ -317,11 +317,20 @@ var _ = Describe("ModelRouter reconciler", func() {
 		By("the InferenceService appears: the router resolves it without being touched")
 		newISVC(ns, "later", nil)
 		expectResolvedRefs(metav1.ConditionFalse, `backend "keyed"`)
+		Eventually(func(g Gomega) {
+			r := getRouter(ns, "mb")
+			c := meta.FindStatusCondition(r.Status.Conditions, inferencev1alpha1.ConditionResolvedRefs)
+			g.Expect(c.Message).NotTo(ContainSubstring(`backend "local"`))
+			g.Expect(r.Status.Backends).To(ContainElement(inferencev1alpha1.BackendStatus{
+				Name: "local", Resolved: true, URL: fmt.Sprintf("http://later.%s.svc.cluster.local:8080", ns)}))
+		}).WithTimeout(20 * time.Second).Should(Succeed())
 		eventuallyConfigMap(ns, "mb-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
 			g.Expect(cm.Data["config.json"]).To(ContainSubstring(fmt.Sprintf("http://later.%s.svc.cluster.local:8080", ns)))
 		})
 
 		By("the Secret appears: the router resolves it and passes it by envFrom")
+		settle(isvcController, reconciles(isvcController), 0) // nothing else wakes the router from here
+		settle(routerController, reconciles(routerController), 0)
 		Expect(k8sClient.Create(suiteCtx, &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api-key"},
 			StringData: map[string]string{"API_KEY": "x"},
