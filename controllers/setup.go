@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/llmkube/operator/controllers/inferenceservice"
+	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
 )
 
@@ -40,7 +41,16 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
 		FieldManager: cfg.FieldManager, Legacy: legacy,
 	}
-	return (&inferenceservice.Reconciler{
+	if err := (&inferenceservice.Reconciler{
+		Client:                mgr.GetClient(),
+		Applier:               applier,
+		Recorder:              recorder,
+		Migrator:              migrator,
+		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
+	}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
+	return (&modelrouter.Reconciler{
 		Client:                mgr.GetClient(),
 		Applier:               applier,
 		Recorder:              recorder,

@@ -43,3 +43,13 @@ func nilIfEmpty(m map[string]string) map[string]string {
 	}
 	return m
 }
+
+// AnnotationsPinned is Annotations with keys the user cannot override: pinned wins over both the
+// operator's hints and the user's annotations (a checksum that rolls pods must not be spoofable).
+func AnnotationsPinned(operator, pinned, user map[string]string) map[string]string {
+	out := make(map[string]string, len(operator)+len(user)+len(pinned))
+	maps.Copy(out, operator)
+	maps.Copy(out, user)
+	maps.Copy(out, pinned)
+	return nilIfEmpty(out)
+}

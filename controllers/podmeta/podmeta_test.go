@@ -37,3 +37,16 @@ func TestEmptyIsNil(t *testing.T) {
 		t.Fatal("an empty result must be nil so that an apply configuration claims no empty map")
 	}
 }
+
+func TestAnnotationsPinnedWinsOverUser(t *testing.T) {
+	got := AnnotationsPinned(map[string]string{"prometheus.io/port": "9090"},
+		map[string]string{"example.com/hash": "real"},
+		map[string]string{"example.com/hash": "spoofed", "prometheus.io/port": "1"})
+	want := map[string]string{"example.com/hash": "real", "prometheus.io/port": "1"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("annotations (-want +got):\n%s", d)
+	}
+	if AnnotationsPinned(nil, nil, nil) != nil {
+		t.Fatal("an empty result must be nil")
+	}
+}

@@ -1,0 +1,363 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package modelrouter
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/utils/ptr"
+
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/podmeta"
+	"github.com/llmkube/operator/controllers/runtimes"
+)
+
+// Labels, annotations and names the operator sets on a router's objects.
+const (
+	LabelApp         = "app"
+	LabelModelRouter = "inference.llmkube.dev/model-router"
+
+	// AnnotationConfigHash is the hash of the ConfigMap's data on the pod template, so that a
+	// routing change rolls the proxy pods. The operator's value wins over the user's.
+	AnnotationConfigHash = "inference.llmkube.dev/router-config-hash"
+	AnnotationScrape     = "prometheus.io/scrape"
+	AnnotationScrapePath = "prometheus.io/path"
+	AnnotationScrapePort = "prometheus.io/port"
+
+	// DefaultImage is the proxy image when spec.proxy.image is not set.
+	DefaultImage = "ghcr.io/llmkube/router-proxy:latest"
+	// ContainerName is the proxy container.
+	ContainerName = "router-proxy"
+	// PortName and Port are the proxy's serving port; MetricsPortName and MetricsPort its metrics.
+	PortName        = "http"
+	Port            = int32(8080)
+	MetricsPortName = "metrics"
+	MetricsPort     = int32(9090)
+	// DefaultServicePort is the Service port when spec.endpoint.port is not set.
+	DefaultServicePort = int32(8080)
+
+	// ConfigKey is the ConfigMap key holding the routing document, mounted at ConfigDir.
+	ConfigKey = "config.json"
+	ConfigDir = "/etc/router-proxy"
+
+	configVolume = "config"
+	tmpVolume    = "tmp"
+	nameSuffix   = "-router-proxy"
+)
+
+var (
+	defaultCPU    = resource.MustParse("100m")
+	defaultMemory = resource.MustParse("128Mi")
+	// tmpSize bounds the writable /tmp the read-only root filesystem leaves the proxy; it also keeps
+	// the emptyDir from being an empty struct in the apply.
+	tmpSize = resource.MustParse("16Mi")
+)
+
+// Name is the name of the ConfigMap, Deployment and Service of router.
+func Name(router *inferencev1alpha1.ModelRouter) string { return router.Name + nameSuffix }
+
+// SelectorLabels are the Deployment's and the Service's selector: exactly these two keys, never a
+// user key, so the selector never changes.
+func SelectorLabels(routerName string) map[string]string {
+	return map[string]string{LabelApp: routerName + nameSuffix, LabelModelRouter: routerName}
+}
+
+// Lookup is what the reconciler found of a router's references in the cache: the
+// InferenceServices by name, and the names of the Secrets that exist (never their data).
+type Lookup struct {
+	InferenceServices map[string]*inferencev1alpha1.InferenceService
+	Secrets           map[string]bool
+}
+
+// Resolution is how one backend resolved.
+type Resolution struct {
+	Backend  *inferencev1alpha1.Backend
+	URL      string
+	Resolved bool
+	Message  string
+}
+
+// Resolve resolves every backend of router against what was found, in spec order.
+func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
+	out := make([]Resolution, 0, len(router.Spec.Backends))
+	for i := range router.Spec.Backends {
+		b := &router.Spec.Backends[i]
+		r := Resolution{Backend: b}
+		switch {
+		case b.InferenceServiceRef != nil:
+			isvc, ok := found.InferenceServices[b.InferenceServiceRef.Name]
+			if !ok || isvc == nil {
+				r.Message = fmt.Sprintf("InferenceService %q not found", b.InferenceServiceRef.Name)
+				break
+			}
+			r.Resolved = true
+			r.URL = fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", isvc.Name, isvc.Namespace, runtimes.ServicePort(&isvc.Spec))
+		case b.External != nil:
+			if s := b.External.CredentialsSecretRef; s != nil && !found.Secrets[s.Name] {
+				r.Message = fmt.Sprintf("Secret %q not found", s.Name)
+				break
+			}
+			r.Resolved = true
+			r.URL = b.External.URL
+		default:
+			r.Message = "the backend sets neither inferenceServiceRef nor external"
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Config is the routing document the proxy reads. Backends are sorted by name; rules keep the
+// spec's order (they are tried in order) with their models sorted; only resolved backends appear.
+// A rule or defaultRoute naming a backend that is not listed is unavailable: the proxy answers
+// 503 for it rather than sending the request elsewhere.
+type Config struct {
+	Backends     []ConfigBackend `json:"backends"`
+	Rules        []ConfigRule    `json:"rules,omitempty"`
+	DefaultRoute string          `json:"defaultRoute,omitempty"`
+}
+
+// ConfigBackend is one resolved backend.
+type ConfigBackend struct {
+	Name     string `json:"name"`
+	URL      string `json:"url"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// CredentialsEnvPrefix is the prefix of the environment variables holding the keys of the
+	// backend's credentials Secret.
+	CredentialsEnvPrefix string `json:"credentialsEnvPrefix,omitempty"`
+}
+
+// ConfigRule sends models to a backend.
+type ConfigRule struct {
+	Name    string   `json:"name"`
+	Models  []string `json:"models"`
+	Backend string   `json:"backend"`
+}
+
+// EnvPrefix is the prefix of the environment variables of backend's credentials Secret.
+func EnvPrefix(backend string) string {
+	return "BACKEND_" + strings.ToUpper(strings.ReplaceAll(backend, "-", "_")) + "_"
+}
+
+// ConfigData is the ConfigMap's data: the same spec and resolutions always give the same bytes.
+func ConfigData(router *inferencev1alpha1.ModelRouter, res []Resolution) (map[string]string, error) {
+	cfg := Config{Backends: []ConfigBackend{}, DefaultRoute: ptr.Deref(router.Spec.DefaultRoute, "")}
+	for _, r := range res {
+		if !r.Resolved {
+			continue
+		}
+		b := ConfigBackend{Name: r.Backend.Name, URL: r.URL}
+		if ext := r.Backend.External; ext != nil {
+			b.Provider = ext.Provider
+			b.Model = ptr.Deref(ext.Model, "")
+			if ext.CredentialsSecretRef != nil {
+				b.CredentialsEnvPrefix = EnvPrefix(r.Backend.Name)
+			}
+		}
+		cfg.Backends = append(cfg.Backends, b)
+	}
+	slices.SortFunc(cfg.Backends, func(a, b ConfigBackend) int { return strings.Compare(a.Name, b.Name) })
+	for _, rule := range router.Spec.Rules {
+		models := slices.Clone(rule.Models)
+		slices.Sort(models)
+		cfg.Rules = append(cfg.Rules, ConfigRule{Name: rule.Name, Models: models, Backend: rule.Backend})
+	}
+	doc, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{ConfigKey: string(doc)}, nil
+}
+
+// ConfigHash is the first 16 hex digits of the sha256 of data, over its keys in order.
+func ConfigHash(data map[string]string) string {
+	keys := make([]string, 0, len(data))
+	for k := range data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		h.Write([]byte(k))
+		h.Write([]byte{0})
+		h.Write([]byte(data[k]))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func ownerReference(router *inferencev1alpha1.ModelRouter) *metav1ac.OwnerReferenceApplyConfiguration {
+	return metav1ac.OwnerReference().
+		WithAPIVersion(inferencev1alpha1.GroupVersion.String()).
+		WithKind("ModelRouter").
+		WithName(router.Name).
+		WithUID(router.UID).
+		WithController(true).
+		WithBlockOwnerDeletion(true)
+}
+
+// ConfigMap holds the routing document.
+func ConfigMap(router *inferencev1alpha1.ModelRouter, data map[string]string) *corev1ac.ConfigMapApplyConfiguration {
+	return corev1ac.ConfigMap(Name(router), router.Namespace).
+		WithLabels(SelectorLabels(router.Name)).
+		WithOwnerReferences(ownerReference(router)).
+		WithData(data)
+}
+
+// Inputs are the facts beyond the spec the Deployment depends on.
+type Inputs struct {
+	// EmitScrapeAnnotations adds prometheus.io/* hints for the metrics port.
+	EmitScrapeAnnotations bool
+	// ConfigHash is ConfigHash of the ConfigMap's data.
+	ConfigHash string
+	// Resolutions of the backends: only resolved external backends' Secrets become envFrom.
+	Resolutions []Resolution
+}
+
+func scrapeAnnotations(in Inputs) map[string]string {
+	if !in.EmitScrapeAnnotations {
+		return nil
+	}
+	return map[string]string{
+		AnnotationScrape:     "true",
+		AnnotationScrapePath: "/metrics",
+		AnnotationScrapePort: strconv.Itoa(int(MetricsPort)),
+	}
+}
+
+// Deployment is the router-proxy Deployment.
+func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.DeploymentApplyConfiguration {
+	proxy := router.Spec.Proxy
+	if proxy == nil {
+		proxy = &inferencev1alpha1.ProxySpec{}
+	}
+
+	cpu, memory := defaultCPU, defaultMemory
+	if proxy.Resources != nil && proxy.Resources.CPU != nil {
+		cpu = *proxy.Resources.CPU
+	}
+	if proxy.Resources != nil && proxy.Resources.Memory != nil {
+		memory = *proxy.Resources.Memory
+	}
+
+	container := corev1ac.Container().
+		WithName(ContainerName).
+		WithImage(ptr.Deref(proxy.Image, DefaultImage)).
+		WithArgs("--config="+ConfigDir+"/"+ConfigKey,
+			"--listen=:"+strconv.Itoa(int(Port)),
+			"--metrics-listen=:"+strconv.Itoa(int(MetricsPort))).
+		WithPorts(
+			corev1ac.ContainerPort().WithName(PortName).WithContainerPort(Port).WithProtocol(corev1.ProtocolTCP),
+			corev1ac.ContainerPort().WithName(MetricsPortName).WithContainerPort(MetricsPort).WithProtocol(corev1.ProtocolTCP)).
+		WithResources(corev1ac.ResourceRequirements().
+			WithRequests(corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: memory}).
+			WithLimits(corev1.ResourceList{corev1.ResourceMemory: memory})).
+		WithReadinessProbe(corev1ac.Probe().
+			WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(PortName))).
+			WithPeriodSeconds(10)).
+		WithSecurityContext(corev1ac.SecurityContext().
+			WithRunAsNonRoot(true).
+			WithAllowPrivilegeEscalation(false).
+			WithReadOnlyRootFilesystem(true).
+			WithCapabilities(corev1ac.Capabilities().WithDrop("ALL")).
+			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
+		WithVolumeMounts(
+			corev1ac.VolumeMount().WithName(configVolume).WithMountPath(ConfigDir).WithReadOnly(true),
+			corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp"))
+	for _, r := range in.Resolutions {
+		ext := r.Backend.External
+		if !r.Resolved || ext == nil || ext.CredentialsSecretRef == nil {
+			continue // a missing Secret in envFrom would keep every proxy pod from starting
+		}
+		container.WithEnvFrom(corev1ac.EnvFromSource().
+			WithPrefix(EnvPrefix(r.Backend.Name)).
+			WithSecretRef(corev1ac.SecretEnvSource().WithName(ext.CredentialsSecretRef.Name)))
+	}
+
+	podSpec := corev1ac.PodSpec().
+		WithContainers(container).
+		WithSecurityContext(corev1ac.PodSecurityContext().
+			WithRunAsNonRoot(true).
+			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
+		WithVolumes(
+			corev1ac.Volume().WithName(configVolume).WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(Name(router))),
+			corev1ac.Volume().WithName(tmpVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource().WithSizeLimit(tmpSize)))
+	if len(proxy.NodeSelector) > 0 {
+		podSpec.WithNodeSelector(proxy.NodeSelector)
+	}
+	for _, s := range proxy.ImagePullSecrets {
+		podSpec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(s.Name))
+	}
+
+	template := corev1ac.PodTemplateSpec().
+		WithLabels(podmeta.Labels(SelectorLabels(router.Name), proxy.PodLabels)).
+		WithSpec(podSpec)
+	if a := podmeta.AnnotationsPinned(scrapeAnnotations(in), map[string]string{AnnotationConfigHash: in.ConfigHash}, proxy.PodAnnotations); a != nil {
+		template.WithAnnotations(a)
+	}
+
+	depSpec := appsv1ac.DeploymentSpec().
+		WithReplicas(ptr.Deref(proxy.Replicas, 1)).
+		WithSelector(metav1ac.LabelSelector().WithMatchLabels(SelectorLabels(router.Name))).
+		WithTemplate(template)
+	if proxy.RevisionHistoryLimit != nil {
+		depSpec.WithRevisionHistoryLimit(*proxy.RevisionHistoryLimit)
+	}
+	return appsv1ac.Deployment(Name(router), router.Namespace).
+		WithLabels(SelectorLabels(router.Name)).
+		WithOwnerReferences(ownerReference(router)).
+		WithSpec(depSpec)
+}
+
+// ServicePort is the router's Service port.
+func ServicePort(router *inferencev1alpha1.ModelRouter) int32 {
+	if e := router.Spec.Endpoint; e != nil && e.Port != nil {
+		return *e.Port
+	}
+	return DefaultServicePort
+}
+
+// Service exposes the proxy on spec.endpoint, selecting exactly the selector labels.
+func Service(router *inferencev1alpha1.ModelRouter) *corev1ac.ServiceApplyConfiguration {
+	svcType := corev1.ServiceTypeClusterIP
+	if e := router.Spec.Endpoint; e != nil && e.Type != nil {
+		svcType = corev1.ServiceType(*e.Type)
+	}
+	return corev1ac.Service(Name(router), router.Namespace).
+		WithLabels(SelectorLabels(router.Name)).
+		WithOwnerReferences(ownerReference(router)).
+		WithSpec(corev1ac.ServiceSpec().
+			WithType(svcType).
+			WithSelector(SelectorLabels(router.Name)).
+			WithPorts(corev1ac.ServicePort().
+				WithName(PortName).
+				WithProtocol(corev1.ProtocolTCP).
+				WithPort(ServicePort(router)).
+				WithTargetPort(intstr.FromString(PortName))))
+}
+
+// Endpoint is the in-cluster URL of the router.
+func Endpoint(router *inferencev1alpha1.ModelRouter) string {
+	path := ""
+	if e := router.Spec.Endpoint; e != nil {
+		path = ptr.Deref(e.Path, "")
+	}
+	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d%s", Name(router), router.Namespace, ServicePort(router), path)
+}

@@ -1,0 +1,265 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package modelrouter
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+)
+
+func router(mutate func(*inferencev1alpha1.ModelRouter)) *inferencev1alpha1.ModelRouter {
+	r := &inferencev1alpha1.ModelRouter{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r", UID: "uid-1", Generation: 3},
+		Spec: inferencev1alpha1.ModelRouterSpec{
+			Backends: []inferencev1alpha1.Backend{
+				{Name: "local", InferenceServiceRef: &inferencev1alpha1.LocalObjectReference{Name: "llama"}},
+				{Name: "cloud", External: &inferencev1alpha1.ExternalBackend{
+					Provider: "openai", URL: "https://api.example.com/v1", Model: ptr.To("gpt"),
+					CredentialsSecretRef: &inferencev1alpha1.LocalObjectReference{Name: "openai-key"},
+				}},
+			},
+			Rules: []inferencev1alpha1.RoutingRule{
+				{Name: "z-first", Models: []string{"llama-b", "llama-a"}, Backend: "local"},
+				{Name: "a-second", Models: []string{"gpt-*"}, Backend: "cloud"},
+			},
+			DefaultRoute: ptr.To("local"),
+		},
+	}
+	if mutate != nil {
+		mutate(r)
+	}
+	return r
+}
+
+func allFound() Lookup {
+	return Lookup{
+		InferenceServices: map[string]*inferencev1alpha1.InferenceService{"llama": {
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "llama"},
+			Spec:       inferencev1alpha1.InferenceServiceSpec{Runtime: "vllm"},
+		}},
+		Secrets: map[string]bool{"openai-key": true},
+	}
+}
+
+func TestResolve(t *testing.T) {
+	res := Resolve(router(nil), allFound())
+	if len(res) != 2 || !res[0].Resolved || !res[1].Resolved {
+		t.Fatalf("want both resolved, got %+v", res)
+	}
+	if res[0].URL != "http://llama.ns.svc.cluster.local:8000" {
+		t.Fatalf("InferenceService URL from its resolved port: %s", res[0].URL)
+	}
+	if res[1].URL != "https://api.example.com/v1" {
+		t.Fatalf("external URL kept: %s", res[1].URL)
+	}
+
+	res = Resolve(router(nil), Lookup{})
+	if res[0].Resolved || !strings.Contains(res[0].Message, `InferenceService "llama" not found`) {
+		t.Fatalf("missing InferenceService: %+v", res[0])
+	}
+	if res[1].Resolved || !strings.Contains(res[1].Message, `Secret "openai-key" not found`) {
+		t.Fatalf("missing Secret: %+v", res[1])
+	}
+}
+
+func TestConfigDataIsStableAndSorted(t *testing.T) {
+	r := router(nil)
+	a, err := ConfigData(r, Resolve(r, allFound()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same spec with its backends listed in another order gives the same bytes.
+	r2 := router(func(r *inferencev1alpha1.ModelRouter) {
+		r.Spec.Backends[0], r.Spec.Backends[1] = r.Spec.Backends[1], r.Spec.Backends[0]
+	})
+	b, err := ConfigData(r2, Resolve(r2, allFound()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(a, b); d != "" {
+		t.Fatalf("config depends on backend order (-a +b):\n%s", d)
+	}
+	want := `{"backends":[` +
+		`{"name":"cloud","url":"https://api.example.com/v1","provider":"openai","model":"gpt","credentialsEnvPrefix":"BACKEND_CLOUD_"},` +
+		`{"name":"local","url":"http://llama.ns.svc.cluster.local:8000"}],` +
+		`"rules":[{"name":"z-first","models":["llama-a","llama-b"],"backend":"local"},{"name":"a-second","models":["gpt-*"],"backend":"cloud"}],` +
+		`"defaultRoute":"local"}`
+	if a[ConfigKey] != want {
+		t.Fatalf("config:\n got %s\nwant %s", a[ConfigKey], want)
+	}
+	if ConfigHash(a) != ConfigHash(b) || len(ConfigHash(a)) != 16 {
+		t.Fatalf("hash: %s %s", ConfigHash(a), ConfigHash(b))
+	}
+}
+
+func TestUnresolvedBackendLeavesConfigAndEnvFrom(t *testing.T) {
+	r := router(nil)
+	found := allFound()
+	found.Secrets = nil
+	res := Resolve(r, found)
+	data, err := ConfigData(r, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg Config
+	if err := json.Unmarshal([]byte(data[ConfigKey]), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Backends) != 1 || cfg.Backends[0].Name != "local" {
+		t.Fatalf("only the resolved backend is configured: %+v", cfg.Backends)
+	}
+	d := Deployment(r, Inputs{ConfigHash: ConfigHash(data), Resolutions: res})
+	if n := len(d.Spec.Template.Spec.Containers[0].EnvFrom); n != 0 {
+		t.Fatalf("a missing Secret must not reach envFrom, got %d entries", n)
+	}
+	all := Resolve(r, allFound())
+	d = Deployment(r, Inputs{Resolutions: all})
+	ef := d.Spec.Template.Spec.Containers[0].EnvFrom
+	if len(ef) != 1 || *ef[0].SecretRef.Name != "openai-key" || *ef[0].Prefix != "BACKEND_CLOUD_" {
+		t.Fatalf("envFrom: %+v", ef)
+	}
+}
+
+func TestRoutingChangeChangesHash(t *testing.T) {
+	r := router(nil)
+	base, _ := ConfigData(r, Resolve(r, allFound()))
+	found := allFound()
+	found.InferenceServices["llama"].Spec.Endpoint = &inferencev1alpha1.EndpointSpec{Port: ptr.To[int32](9000)}
+	moved, _ := ConfigData(r, Resolve(r, found))
+	if ConfigHash(base) == ConfigHash(moved) {
+		t.Fatal("an InferenceService's port change must change the hash")
+	}
+}
+
+func TestDeploymentPodMetadata(t *testing.T) {
+	r := router(func(r *inferencev1alpha1.ModelRouter) {
+		r.Spec.Proxy = &inferencev1alpha1.ProxySpec{
+			PodLabels: map[string]inferencev1alpha1.LabelValue{"team": "a"},
+			PodAnnotations: map[string]string{
+				AnnotationConfigHash: "spoofed",
+				AnnotationScrapePort: "1234",
+			},
+		}
+	})
+	d := Deployment(r, Inputs{ConfigHash: "abc", EmitScrapeAnnotations: true})
+	tmpl := d.Spec.Template
+	wantLabels := map[string]string{"app": "r-router-proxy", "inference.llmkube.dev/model-router": "r", "team": "a"}
+	if diff := cmp.Diff(wantLabels, tmpl.Labels); diff != "" {
+		t.Fatalf("labels (-want +got):\n%s", diff)
+	}
+	wantAnn := map[string]string{
+		AnnotationConfigHash: "abc", AnnotationScrape: "true", AnnotationScrapePath: "/metrics", AnnotationScrapePort: "1234",
+	}
+	if diff := cmp.Diff(wantAnn, tmpl.Annotations); diff != "" {
+		t.Fatalf("annotations: the hash is the operator's, scrape hints the user's (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(SelectorLabels("r"), d.Spec.Selector.MatchLabels); diff != "" {
+		t.Fatalf("selector:\n%s", diff)
+	}
+	if _, ok := Deployment(r, Inputs{ConfigHash: "abc"}).Spec.Template.Annotations[AnnotationScrape]; ok {
+		t.Fatal("no scrape hint with emission off")
+	}
+}
+
+func TestDeploymentDefaultsAndSecurity(t *testing.T) {
+	d := Deployment(router(nil), Inputs{ConfigHash: "h"})
+	if *d.Name != "r-router-proxy" || *d.Spec.Replicas != 1 || d.Spec.RevisionHistoryLimit != nil {
+		t.Fatalf("name/replicas/revisionHistoryLimit: %s %d %v", *d.Name, *d.Spec.Replicas, d.Spec.RevisionHistoryLimit)
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	if *c.Image != DefaultImage {
+		t.Fatalf("image %s", *c.Image)
+	}
+	if q := (*c.Resources.Requests)[corev1.ResourceCPU]; q.String() != "100m" {
+		t.Fatalf("cpu %s", q.String())
+	}
+	if q := (*c.Resources.Requests)[corev1.ResourceMemory]; q.String() != "128Mi" {
+		t.Fatalf("memory %s", q.String())
+	}
+	sc := c.SecurityContext
+	if !*sc.RunAsNonRoot || *sc.AllowPrivilegeEscalation || !*sc.ReadOnlyRootFilesystem ||
+		sc.Capabilities.Drop[0] != "ALL" || *sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Fatalf("restricted security context: %+v", sc)
+	}
+	if *c.Ports[0].Name != "http" || *c.Ports[0].ContainerPort != 8080 || *c.Ports[1].Name != "metrics" || *c.Ports[1].ContainerPort != 9090 {
+		t.Fatalf("ports %+v", c.Ports)
+	}
+	if v := d.Spec.Template.Spec.Volumes[0]; *v.ConfigMap.Name != "r-router-proxy" {
+		t.Fatalf("config volume %+v", v)
+	}
+	spec := d.Spec.Template.Spec
+	if spec.NodeSelector != nil || spec.ImagePullSecrets != nil {
+		t.Fatal("no empty nodeSelector or imagePullSecrets in the apply")
+	}
+
+	d = Deployment(router(func(r *inferencev1alpha1.ModelRouter) {
+		r.Spec.Proxy = &inferencev1alpha1.ProxySpec{
+			Replicas: ptr.To[int32](3), Image: ptr.To("example.com/proxy:1"), RevisionHistoryLimit: ptr.To[int32](2),
+			NodeSelector:     map[string]string{"pool": "cpu"},
+			ImagePullSecrets: []inferencev1alpha1.LocalObjectReference{{Name: "pull"}},
+		}
+	}), Inputs{ConfigHash: "h"})
+	if *d.Spec.Replicas != 3 || *d.Spec.RevisionHistoryLimit != 2 || *d.Spec.Template.Spec.Containers[0].Image != "example.com/proxy:1" ||
+		d.Spec.Template.Spec.NodeSelector["pool"] != "cpu" || *d.Spec.Template.Spec.ImagePullSecrets[0].Name != "pull" {
+		t.Fatalf("proxy spec not applied: %+v", d.Spec)
+	}
+}
+
+func TestServiceAndEndpoint(t *testing.T) {
+	r := router(nil)
+	s := Service(r)
+	if diff := cmp.Diff(SelectorLabels("r"), s.Spec.Selector); diff != "" {
+		t.Fatalf("selector:\n%s", diff)
+	}
+	if *s.Spec.Ports[0].Port != DefaultServicePort || s.Spec.Ports[0].TargetPort.StrVal != "http" {
+		t.Fatalf("ports %+v", s.Spec.Ports)
+	}
+	r.Spec.Endpoint = &inferencev1alpha1.EndpointSpec{Port: ptr.To[int32](80), Path: ptr.To("/v1")}
+	if e := Endpoint(r); e != "http://r-router-proxy.ns.svc.cluster.local:80/v1" {
+		t.Fatalf("endpoint %s", e)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	r := router(nil)
+	found := allFound()
+	delete(found.InferenceServices, "llama")
+	st := Status(r, nil, Resolve(r, found), nil).Status
+	if len(st.Backends) != 2 || *st.Backends[0].Resolved || st.Backends[0].URL != nil || *st.Backends[1].Resolved != true {
+		t.Fatalf("backends %+v", st.Backends)
+	}
+	var conds []metav1.Condition
+	for _, c := range st.Conditions {
+		conds = append(conds, metav1.Condition{Type: *c.Type, Status: *c.Status, Message: *c.Message})
+	}
+	c := meta.FindStatusCondition(conds, inferencev1alpha1.ConditionResolvedRefs)
+	if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, `backend "local"`) {
+		t.Fatalf("ResolvedRefs names the backend: %+v", c)
+	}
+	if d := meta.FindStatusCondition(conds, inferencev1alpha1.ConditionDegraded); d == nil || d.Status != metav1.ConditionFalse {
+		t.Fatalf("Degraded: %+v", d)
+	}
+	st = Status(r, nil, Resolve(r, allFound()), errors.New("boom")).Status
+	for _, c := range st.Conditions {
+		if *c.Type == inferencev1alpha1.ConditionDegraded && (*c.Status != metav1.ConditionTrue || *c.Message != "boom") {
+			t.Fatalf("Degraded quotes the error: %+v", c)
+		}
+		if *c.Type == inferencev1alpha1.ConditionResolvedRefs && *c.Status != metav1.ConditionTrue {
+			t.Fatalf("ResolvedRefs: %+v", c)
+		}
+	}
+}

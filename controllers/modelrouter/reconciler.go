@@ -1,0 +1,290 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package modelrouter reconciles a ModelRouter into the router-proxy ConfigMap, Deployment and
+// Service, all by server-side apply under one field manager.
+package modelrouter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/ownership"
+)
+
+// Note: secrets get/list/watch is for a metadata-only watch (builder.OnlyMetadata and
+// PartialObjectMetadata gets): the reconciler checks that a backend's credentials Secret exists,
+// so that a missing one is reported instead of breaking every proxy pod through envFrom. The API
+// server and the cache never hand the operator a Secret's data.
+
+// +kubebuilder:rbac:groups=inference.llmkube.dev,resources=modelrouters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=inference.llmkube.dev,resources=modelrouters/status,verbs=get;patch
+// +kubebuilder:rbac:groups=inference.llmkube.dev,resources=inferenceservices,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Field indexes on ModelRouters, by the names of the objects their backends reference.
+const (
+	IndexInferenceServiceRef  = "spec.backends.inferenceServiceRef"
+	IndexCredentialsSecretRef = "spec.backends.external.credentialsSecretRef"
+)
+
+// Reconciler turns a ModelRouter into its proxy.
+type Reconciler struct {
+	Client   client.Client
+	Applier  ownership.Applier
+	Recorder events.EventRecorder
+	// Migrator hands the records-based operator's ownership of the proxy Deployment to the field
+	// manager, once.
+	Migrator ownership.Migrator
+	// EmitScrapeAnnotations adds prometheus.io/* hints for the proxy's metrics port.
+	EmitScrapeAnnotations bool
+}
+
+// SetupWithManager watches ModelRouters, the objects they own, and the InferenceServices and
+// Secrets (metadata only) their backends reference.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &inferencev1alpha1.ModelRouter{}, IndexInferenceServiceRef, func(o client.Object) []string {
+		var out []string
+		for _, b := range o.(*inferencev1alpha1.ModelRouter).Spec.Backends {
+			if b.InferenceServiceRef != nil {
+				out = append(out, b.InferenceServiceRef.Name)
+			}
+		}
+		return out
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &inferencev1alpha1.ModelRouter{}, IndexCredentialsSecretRef, func(o client.Object) []string {
+		var out []string
+		for _, b := range o.(*inferencev1alpha1.ModelRouter).Spec.Backends {
+			if b.External != nil && b.External.CredentialsSecretRef != nil {
+				out = append(out, b.External.CredentialsSecretRef.Name)
+			}
+		}
+		return out
+	}); err != nil {
+		return err
+	}
+	secret := &metav1.PartialObjectMetadata{}
+	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&inferencev1alpha1.ModelRouter{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
+		Watches(&inferencev1alpha1.InferenceService{}, handler.EnqueueRequestsFromMapFunc(r.referencing(IndexInferenceServiceRef))).
+		Watches(secret, handler.EnqueueRequestsFromMapFunc(r.referencing(IndexCredentialsSecretRef)), builder.OnlyMetadata).
+		WithOptions(opts).
+		Named("modelrouter").
+		Complete(r)
+}
+
+// referencing maps an object to the ModelRouters of its namespace whose backends name it.
+func (r *Reconciler) referencing(index string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		routers := &inferencev1alpha1.ModelRouterList{}
+		if err := r.Client.List(ctx, routers, client.InNamespace(o.GetNamespace()), client.MatchingFields{index: o.GetName()}); err != nil {
+			log.FromContext(ctx).Error(err, "listing ModelRouters that reference an object", "index", index, "name", o.GetName())
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(routers.Items))
+		for _, mr := range routers.Items {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: mr.Namespace, Name: mr.Name}})
+		}
+		return out
+	}
+}
+
+// Reconcile reads the ModelRouter, resolves its backends, applies the objects whose owned fields
+// differ, and reports status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	router := &inferencev1alpha1.ModelRouter{}
+	if err := r.Client.Get(ctx, req.NamespacedName, router); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !router.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // garbage collection removes what it owns
+	}
+
+	found, err := r.lookup(ctx, router)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	res := Resolve(router, found)
+	data, err := ConfigData(router, res)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	live := &appsv1.Deployment{}
+	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}, live); {
+	case apierrors.IsNotFound(err):
+		live = nil
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+
+	var rejected []error
+	if err := r.reconcileConfigMap(ctx, router, data); err != nil {
+		rejected = append(rejected, err)
+	}
+	in := Inputs{EmitScrapeAnnotations: r.EmitScrapeAnnotations, ConfigHash: ConfigHash(data), Resolutions: res}
+	if err := r.reconcileDeployment(ctx, router, live, in); err != nil {
+		rejected = append(rejected, err)
+	}
+	if err := r.reconcileService(ctx, router); err != nil {
+		rejected = append(rejected, err)
+	}
+	applyErr := errors.Join(rejected...)
+	if applyErr != nil {
+		r.Recorder.Eventf(router, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%s", applyErr.Error())
+	}
+	if err := r.reconcileStatus(ctx, router, live, res, applyErr); err != nil {
+		return ctrl.Result{}, err
+	}
+	// A rejection by validation will not heal by retrying the same spec; anything else might.
+	if applyErr != nil && !allInvalid(rejected) {
+		return ctrl.Result{}, applyErr
+	}
+	return ctrl.Result{}, nil
+}
+
+// lookup reads the referenced InferenceServices and the metadata of the referenced Secrets from
+// the cache.
+func (r *Reconciler) lookup(ctx context.Context, router *inferencev1alpha1.ModelRouter) (Lookup, error) {
+	found := Lookup{InferenceServices: map[string]*inferencev1alpha1.InferenceService{}, Secrets: map[string]bool{}}
+	for _, b := range router.Spec.Backends {
+		switch {
+		case b.InferenceServiceRef != nil:
+			isvc := &inferencev1alpha1.InferenceService{}
+			err := r.Client.Get(ctx, types.NamespacedName{Namespace: router.Namespace, Name: b.InferenceServiceRef.Name}, isvc)
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return found, err
+			}
+			found.InferenceServices[isvc.Name] = isvc
+		case b.External != nil && b.External.CredentialsSecretRef != nil:
+			secret := &metav1.PartialObjectMetadata{}
+			secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+			name := b.External.CredentialsSecretRef.Name
+			err := r.Client.Get(ctx, types.NamespacedName{Namespace: router.Namespace, Name: name}, secret)
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return found, err
+			}
+			found.Secrets[name] = true
+		}
+	}
+	return found, nil
+}
+
+func (r *Reconciler) reconcileConfigMap(ctx context.Context, router *inferencev1alpha1.ModelRouter, data map[string]string) error {
+	live := &corev1.ConfigMap{}
+	var owned any
+	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}, live); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	default:
+		extracted, err := corev1ac.ExtractConfigMap(live, r.Applier.FieldManager)
+		if err != nil {
+			return err
+		}
+		owned = extracted
+	}
+	return r.applyIfChanged(ctx, "ConfigMap", ownership.Change{Owner: router, Live: liveIf(owned != nil, live), Owned: owned, Desired: ConfigMap(router, data)})
+}
+
+func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, in Inputs) error {
+	var owned any
+	var liveObj client.Object
+	desired := Deployment(router, in)
+	if live != nil {
+		live, err := r.Migrator.MigrateIfNeeded(ctx, router, "ModelRouter", live, desired)
+		if err != nil {
+			return err
+		}
+		extracted, err := appsv1ac.ExtractDeployment(live, r.Applier.FieldManager)
+		if err != nil {
+			return err
+		}
+		owned, liveObj = extracted, live
+	}
+	return r.applyIfChanged(ctx, "Deployment", ownership.Change{Owner: router, Live: liveObj, Owned: owned, Desired: desired})
+}
+
+func (r *Reconciler) reconcileService(ctx context.Context, router *inferencev1alpha1.ModelRouter) error {
+	live := &corev1.Service{}
+	var owned any
+	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}, live); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return err
+	default:
+		extracted, err := corev1ac.ExtractService(live, r.Applier.FieldManager)
+		if err != nil {
+			return err
+		}
+		owned = extracted
+	}
+	return r.applyIfChanged(ctx, "Service", ownership.Change{Owner: router, Live: liveIf(owned != nil, live), Owned: owned, Desired: Service(router)})
+}
+
+// applyIfChanged applies desired unless the operator's owned fields hold it already, and says
+// which object the API server rejected.
+func (r *Reconciler) applyIfChanged(ctx context.Context, kind string, c ownership.Change) error {
+	sent, err := r.Applier.ApplyIfChanged(ctx, c)
+	if err != nil {
+		return fmt.Errorf("%s apply rejected by the API server: %w", kind, err)
+	}
+	if sent {
+		log.FromContext(ctx).V(1).Info("applied", "kind", kind)
+	}
+	return nil
+}
+
+func liveIf(exists bool, obj client.Object) client.Object {
+	if !exists {
+		return nil
+	}
+	return obj
+}
+
+func allInvalid(errs []error) bool {
+	for _, err := range errs {
+		if !apierrors.IsInvalid(err) && !apierrors.IsRequestEntityTooLargeError(err) && !apierrors.IsBadRequest(err) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,117 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package modelrouter
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/utils/ptr"
+
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
+)
+
+// Condition reasons.
+const (
+	ReasonAvailable        = "Available"
+	ReasonUnavailable      = "Unavailable"
+	ReasonDeploymentAbsent = "DeploymentAbsent"
+	ReasonResolved         = "Resolved"
+	ReasonBackendNotFound  = "BackendNotFound"
+	ReasonApplied          = "Applied"
+	ReasonApplyRejected    = "ApplyRejected"
+)
+
+// Status is the status the operator wants for router, given its live proxy Deployment (nil when
+// absent), the backends' resolutions and the error of this reconcile's applies. Conditions keep
+// their lastTransitionTime while their status stays the same, so an unchanged world yields an
+// unchanged status.
+func Status(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res []Resolution, applyErr error) *acv1alpha1.ModelRouterApplyConfiguration {
+	conds := append([]metav1.Condition(nil), router.Status.Conditions...)
+	gen := router.Generation
+	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&conds, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
+	}
+
+	switch {
+	case live == nil:
+		set(inferencev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonDeploymentAbsent, "the proxy Deployment does not exist yet")
+	case live.Status.AvailableReplicas > 0 || (ptr.Deref(live.Spec.Replicas, 1) == 0 && live.Status.ObservedGeneration >= live.Generation):
+		set(inferencev1alpha1.ConditionReady, metav1.ConditionTrue, ReasonAvailable, "the proxy has available replicas")
+	default:
+		set(inferencev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonUnavailable, "no replica of the proxy is available yet")
+	}
+
+	var missing []string
+	for _, r := range res {
+		if !r.Resolved {
+			missing = append(missing, fmt.Sprintf("backend %q: %s", r.Backend.Name, r.Message))
+		}
+	}
+	if len(missing) > 0 {
+		set(inferencev1alpha1.ConditionResolvedRefs, metav1.ConditionFalse, ReasonBackendNotFound,
+			strings.Join(missing, "; ")+"; the router serves its other backends")
+	} else {
+		set(inferencev1alpha1.ConditionResolvedRefs, metav1.ConditionTrue, ReasonResolved, "every backend resolves")
+	}
+
+	if applyErr != nil {
+		set(inferencev1alpha1.ConditionDegraded, metav1.ConditionTrue, ReasonApplyRejected, applyErr.Error())
+	} else {
+		set(inferencev1alpha1.ConditionDegraded, metav1.ConditionFalse, ReasonApplied, "every object was applied")
+	}
+
+	status := acv1alpha1.ModelRouterStatus().
+		WithObservedGeneration(gen).
+		WithEndpoint(Endpoint(router))
+	for _, c := range conds {
+		if !owns(c.Type) {
+			continue
+		}
+		status.WithConditions(metav1ac.Condition().
+			WithType(c.Type).WithStatus(c.Status).WithReason(c.Reason).WithMessage(c.Message).
+			WithObservedGeneration(c.ObservedGeneration).WithLastTransitionTime(c.LastTransitionTime))
+	}
+	for _, r := range res {
+		// Note: resolved is required (no omitempty), so false is stored and extracted like true and
+		// is always sent; url and message are omitempty and left out when empty, as the typed
+		// extraction drops them and sending "" would make owned and desired differ forever.
+		b := acv1alpha1.BackendStatus().WithName(r.Backend.Name).WithResolved(r.Resolved)
+		if r.URL != "" {
+			b.WithURL(r.URL)
+		}
+		if r.Message != "" {
+			b.WithMessage(r.Message)
+		}
+		status.WithBackends(b)
+	}
+	return acv1alpha1.ModelRouter(router.Name, router.Namespace).WithStatus(status)
+}
+
+// owns lists the condition types this reconciler writes; others are left to their owners.
+func owns(t string) bool {
+	switch t {
+	case inferencev1alpha1.ConditionReady, inferencev1alpha1.ConditionResolvedRefs, inferencev1alpha1.ConditionDegraded:
+		return true
+	}
+	return false
+}
+
+func (r *Reconciler) reconcileStatus(ctx context.Context, router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res []Resolution, applyErr error) error {
+	owned, err := acv1alpha1.ExtractModelRouterStatus(router, r.Applier.FieldManager)
+	if err != nil {
+		return err
+	}
+	_, err = r.Applier.ApplyIfChangedStatus(ctx, owned, Status(router, live, res, applyErr))
+	return err
+}
