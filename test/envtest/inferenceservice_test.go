@@ -141,10 +141,10 @@ var _ = Describe("InferenceService reconciler", func() {
 		Expect(svc.Spec.Selector).To(Equal(map[string]string{"app": "foo", "inference.llmkube.dev/service": "foo"}))
 
 		By("rule 3: other tools add their keys")
+		before := reconciles(isvcController)
 		otherToolsWrite(ns, "foo")
 
 		By("rule 7: an unchanged spec writes nothing")
-		before := reconciles(isvcController)
 		settle(isvcController, before, 1) // the other tools' writes woke the operator
 		d = deployment(ns, "foo")
 		mark := op.mark()

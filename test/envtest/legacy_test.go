@@ -20,6 +20,7 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/inferenceservice"
+	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
 )
 
@@ -39,6 +40,22 @@ func legacyReconcile(ns, name string, withRecords bool) *appsv1.Deployment {
 
 	ac, err := inferenceservice.Deployment(isvc, inferenceservice.Inputs{Replicas: isvc.Spec.Replicas})
 	Expect(err).NotTo(HaveOccurred())
+	return legacyReconcileDeployment(ns, name, ac, userLabels, userAnnotations, withRecords)
+}
+
+// legacyReconcileRouter is legacyReconcile for a ModelRouter's proxy Deployment.
+func legacyReconcileRouter(ns, name string) *appsv1.Deployment {
+	router := &inferencev1alpha1.ModelRouter{}
+	Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name}, router)).To(Succeed())
+	userLabels := map[string]string{}
+	for k, v := range router.Spec.Proxy.PodLabels {
+		userLabels[k] = string(v)
+	}
+	ac := modelrouter.Deployment(router, modelrouter.Inputs{ConfigHash: "legacy"})
+	return legacyReconcileDeployment(ns, modelrouter.Name(router), ac, userLabels, maps.Clone(router.Spec.Proxy.PodAnnotations), true)
+}
+
+func legacyReconcileDeployment(ns, name string, ac any, userLabels, userAnnotations map[string]string, withRecords bool) *appsv1.Deployment {
 	want := &appsv1.Deployment{}
 	data, err := json.Marshal(ac)
 	Expect(err).NotTo(HaveOccurred())

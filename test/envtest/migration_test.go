@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -96,7 +97,7 @@ var _ = Describe("Migration from the records-based operator", func() {
 		Expect(legacyOwnsTemplateKeys(d)).To(BeEmpty())
 		// One roll: the pruning apply. The migration write moves generation by one more, for the
 		// record annotations it removes, without touching the template (see the idempotence test).
-		Expect(d.Generation).To(Equal(before.Generation+2))
+		Expect(d.Generation).To(Equal(before.Generation + 2))
 		Expect(testutil.ToFloat64(ownership.MigrationsTotal.WithLabelValues("InferenceService", "migrated"))).To(Equal(migrated + 1))
 		Eventually(func() []string { return eventNotes(ns, "up", "OwnershipMigrated") }).
 			Should(ContainElement(And(ContainSubstring("pod labels [team, tier]"), ContainSubstring("[example.com/owner]"))))
@@ -212,6 +213,38 @@ var _ = Describe("Migration from the records-based operator", func() {
 				Expect(e.Type).To(Equal(corev1.EventTypeWarning))
 			}
 		}
+	})
+
+	It("migrates router-proxy Deployments too", func() {
+		router := &inferencev1alpha1.ModelRouter{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "r"},
+			Spec: inferencev1alpha1.ModelRouterSpec{
+				Backends: []inferencev1alpha1.Backend{{Name: "oai", External: &inferencev1alpha1.ExternalBackend{Provider: "openai", URL: "https://api.example.com/v1"}}},
+				Proxy:    &inferencev1alpha1.ProxySpec{PodLabels: map[string]inferencev1alpha1.LabelValue{"team": "a", "tier": "gold"}},
+			},
+		}
+		Expect(k8sClient.Create(suiteCtx, router)).To(Succeed())
+		legacyReconcileRouter(ns, "r")
+		otherToolsWrite(ns, "r-router-proxy")
+		Expect(deployment(ns, "r-router-proxy").Annotations).To(HaveKeyWithValue(ownership.RecordLabels, "team,tier"))
+		Eventually(func() error {
+			r := &inferencev1alpha1.ModelRouter{}
+			if err := k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "r"}, r); err != nil {
+				return err
+			}
+			delete(r.Spec.Proxy.PodLabels, "tier")
+			return k8sClient.Update(suiteCtx, r)
+		}).Should(Succeed())
+
+		startOperator(ns, controllers.Config{})
+		d := eventuallyDeployment(ns, "r-router-proxy", func(g Gomega, d *appsv1.Deployment) {
+			g.Expect(d.Spec.Template.Labels).NotTo(HaveKey("tier"))
+		})
+		Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("team", "a"))
+		expectOtherToolsKeys(Default, d)
+		Expect(d.Annotations).NotTo(HaveKey(ownership.RecordLabels))
+		Expect(legacyOwnsTemplateKeys(d)).To(BeEmpty())
+		Expect(d.Spec.Selector.MatchLabels).To(Equal(map[string]string{"app": "r-router-proxy", "inference.llmkube.dev/model-router": "r"}))
 	})
 
 	DescribeTable("takes over unrecorded legacy keys only with --adopt-legacy-ownership",

@@ -147,10 +147,11 @@ var _ = Describe("ModelRouter reconciler", func() {
 		Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue(modelrouter.AnnotationConfigHash, modelrouter.ConfigHash(cm.Data)))
 
 		By("other tools add their keys")
+		woken := reconciles(routerController)
 		otherToolsWrite(ns, "r-router-proxy")
 
 		By("an unchanged spec writes nothing, status included")
-		settle(routerController, reconciles(routerController), 1) // the other tools' writes woke the operator
+		settle(routerController, woken, 1) // the other tools' writes woke the operator
 		d = deployment(ns, "r-router-proxy")
 		Expect(quietWrites(op, ns, "r")).To(BeEmpty())
 		after := deployment(ns, "r-router-proxy")
