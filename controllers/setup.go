@@ -19,17 +19,24 @@ type Config struct {
 	FieldManager            string
 	EmitScrapeAnnotations   bool
 	MaxConcurrentReconciles int
+	// LegacyFieldManagers are the field managers of earlier operator versions; the migration of
+	// legacy ownership hands what they own to FieldManager. Not used yet.
+	LegacyFieldManagers []string
+	// AdoptLegacyOwnership turns the records-based operator's ownership records into managedFields
+	// of FieldManager, once per object. Not used yet.
+	AdoptLegacyOwnership bool
 }
 
 // Setup registers every reconciler with mgr. Tests call it too, so that the suite runs exactly
 // the wiring the binary runs.
 func Setup(mgr ctrl.Manager, cfg Config) error {
-	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager}
+	recorder := mgr.GetEventRecorder(cfg.FieldManager)
+	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder}
 	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles}
 	return (&inferenceservice.Reconciler{
 		Client:                mgr.GetClient(),
 		Applier:               applier,
-		Recorder:              mgr.GetEventRecorder(cfg.FieldManager),
+		Recorder:              recorder,
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
 	}).SetupWithManager(mgr, opts)
 }

@@ -44,12 +44,16 @@ type options struct {
 	devControlPlane         string
 	applySamples            string
 	devDir                  string
+	legacyFieldManagers     string
+	adoptLegacyOwnership    bool
 }
 
 func main() {
 	var o options
 	flag.StringVar(&o.fieldManager, "field-manager", ownership.DefaultFieldManager, "Field manager of every write the operator makes.")
 	flag.BoolVar(&o.emitScrapeAnnotations, "emit-scrape-annotations", false, "Add prometheus.io/* scrape hints to inference and router pods (an alternative to a PodMonitor; never both).")
+	flag.StringVar(&o.legacyFieldManagers, "legacy-field-managers", "", "Comma-separated field managers of earlier operator versions whose ownership the migration hands to --field-manager.")
+	flag.BoolVar(&o.adoptLegacyOwnership, "adopt-legacy-ownership", false, "Turn the records-based operator's ownership records into managedFields of --field-manager once per object.")
 	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "Reconciles run at once per kind.")
 	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Client-side rate limit of API requests per second.")
 	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst of API requests.")
@@ -147,10 +151,23 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 		FieldManager:            o.fieldManager,
 		EmitScrapeAnnotations:   o.emitScrapeAnnotations,
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
+		LegacyFieldManagers:     splitList(o.legacyFieldManagers),
+		AdoptLegacyOwnership:    o.adoptLegacyOwnership,
 	}); err != nil {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// splitList splits a comma-separated flag value, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func applySamples(ctx context.Context, mgr ctrl.Manager, o options) {
