@@ -64,10 +64,15 @@ build:
 	go build -o bin/llmkube-operator ./cmd/operator
 
 .PHONY: envtest-bin
-envtest-bin: $(ENVTEST_BIN)/kube-apiserver ## Build kube-apiserver and etcd from source once per version.
+envtest-bin: $(ENVTEST_BIN)/kube-apiserver $(ENVTEST_BIN)/kubectl ## Build kube-apiserver and etcd from source once per version; kubectl too when the machine has none.
 
 $(ENVTEST_BIN)/kube-apiserver: test/envtest/tools/go.mod
 	@bash hack/build-control-plane.sh "$(ENVTEST_BIN)"
+
+# The GitOps tests run the real kubectl: the machine's own, else one built from the same sources.
+$(ENVTEST_BIN)/kubectl: $(ENVTEST_BIN)/kube-apiserver
+	@if command -v kubectl >/dev/null 2>&1; then ln -sf "$$(command -v kubectl)" $@; \
+	else echo "building kubectl from source (once)"; cd test/envtest/tools && CGO_ENABLED=0 go build -o $@ k8s.io/kubernetes/cmd/kubectl; fi
 
 .PHONY: run
 run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one, else on an embedded control plane.
