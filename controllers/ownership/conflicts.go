@@ -202,8 +202,8 @@ func (a Applier) reportConflicts(c Change) {
 	}
 	kind := kindOf(c.Desired)
 	a.Recorder.Eventf(c.Owner, c.Live, corev1.EventTypeWarning, ReasonOwnershipConflict, "ForceApply",
-		"%s %s: %s changed by another manager; restoring the value of %s",
-		kind, c.Live.GetName(), strings.Join(parts, "; "), a.FieldManager)
+		"%s %s: another manager changed fields %s applies: %s; restoring %s's values",
+		kind, c.Live.GetName(), a.FieldManager, strings.Join(parts, "; "), a.FieldManager)
 }
 
 func kindOf(ac any) string {
