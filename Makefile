@@ -6,6 +6,9 @@ SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 
 CONTROLLER_GEN := go tool controller-gen
+# helm is pinned as a Go tool in its own module, so its dependencies never touch the operator's go.mod.
+HELM := go tool -modfile=hack/tools/go.mod helm
+CHART := charts/llmkube
 
 # The control plane for tests and `make run`: kube-apiserver and etcd built from source, cached by
 # version so a machine builds them once.
@@ -27,10 +30,12 @@ generate: ## Deepcopy and apply configurations from the API types.
 	$(CONTROLLER_GEN) applyconfiguration:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: ## CRDs into config/crd/bases and RBAC into config/rbac, from markers; CRDs copied to the chart.
+manifests: ## CRDs into config/crd/bases and RBAC into config/rbac, from markers; both copied into the chart.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:dir=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=llmkube-operator paths=./controllers/... output:rbac:dir=config/rbac
-	@if [ -d charts/llmkube ]; then mkdir -p charts/llmkube/crds && cp config/crd/bases/*.yaml charts/llmkube/crds/; fi
+	@if [ -d $(CHART) ]; then \
+		rm -rf $(CHART)/crds && mkdir -p $(CHART)/crds $(CHART)/files && \
+		cp config/crd/bases/*.yaml $(CHART)/crds/ && cp config/rbac/role.yaml $(CHART)/files/role.yaml; fi
 
 .PHONY: verify
 verify: ## Fail when generated output is stale, code is unformatted, or vet complains.
@@ -39,6 +44,18 @@ verify: ## Fail when generated output is stale, code is unformatted, or vet comp
 	@test -z "$$(git status --porcelain -- api applyconfig config charts)" || { git status --porcelain -- api applyconfig config charts; echo "generated files are untracked: commit them"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	go vet ./...
+	$(MAKE) helm-lint
+
+##@ Helm chart
+
+.PHONY: helm-lint
+helm-lint: ## helm lint the chart with each example values file in charts/llmkube/ci.
+	@for f in $(CHART)/ci/*.yaml; do echo "helm lint -f $$f"; $(HELM) lint $(CHART) --strict -f $$f >/dev/null || { $(HELM) lint $(CHART) --strict -f $$f; exit 1; }; done
+
+.PHONY: helm-template
+helm-template: ## Render the chart with each example values file into bin/chart/.
+	@mkdir -p bin/chart
+	@for f in $(CHART)/ci/*.yaml; do out=bin/chart/$$(basename $$f .yaml).yaml; $(HELM) template llmkube $(CHART) --namespace llmkube-system -f $$f > $$out; echo "$$out"; done
 
 ##@ Build and run
 
@@ -47,10 +64,15 @@ build:
 	go build -o bin/llmkube-operator ./cmd/operator
 
 .PHONY: envtest-bin
-envtest-bin: $(ENVTEST_BIN)/kube-apiserver ## Build kube-apiserver and etcd from source once per version.
+envtest-bin: $(ENVTEST_BIN)/kube-apiserver $(ENVTEST_BIN)/kubectl ## Build kube-apiserver and etcd from source once per version; kubectl too when the machine has none.
 
 $(ENVTEST_BIN)/kube-apiserver: test/envtest/tools/go.mod
 	@bash hack/build-control-plane.sh "$(ENVTEST_BIN)"
+
+# The GitOps tests run the real kubectl: the machine's own, else one built from the same sources.
+$(ENVTEST_BIN)/kubectl: $(ENVTEST_BIN)/kube-apiserver
+	@if command -v kubectl >/dev/null 2>&1; then ln -sf "$$(command -v kubectl)" $@; \
+	else echo "building kubectl from source (once)"; cd test/envtest/tools && CGO_ENABLED=0 go build -o $@ k8s.io/kubernetes/cmd/kubectl; fi
 
 .PHONY: run
 run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one, else on an embedded control plane.

@@ -30,9 +30,9 @@ type Config struct {
 // Setup registers every reconciler with mgr. Tests call it too, so that the suite runs exactly
 // the wiring the binary runs.
 func Setup(mgr ctrl.Manager, cfg Config) error {
-	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager}
-	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles}
 	recorder := mgr.GetEventRecorder(cfg.FieldManager)
+	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder}
+	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles}
 	legacy := ownership.Legacy{FieldManagers: cfg.LegacyFieldManagers, Adopt: cfg.AdoptLegacyOwnership}
 	if len(legacy.FieldManagers) == 0 {
 		legacy.FieldManagers = ownership.DefaultLegacyFieldManagers

@@ -159,6 +159,17 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 	return mgr, nil
 }
 
+// splitList splits a comma-separated flag value, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 func applySamples(ctx context.Context, mgr ctrl.Manager, o options) {
 	log := ctrl.Log.WithName("samples")
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
@@ -175,15 +186,4 @@ func applySamples(ctx context.Context, mgr ctrl.Manager, o options) {
 		return
 	}
 	log.Info("applied samples", "objects", applied)
-}
-
-// splitList reads a comma-separated flag, dropping blanks.
-func splitList(s string) []string {
-	var out []string
-	for _, v := range strings.Split(s, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -23,6 +24,9 @@ const DefaultFieldManager = "llmkube-operator"
 type Applier struct {
 	Client       client.Client
 	FieldManager string
+	// Recorder, when set, gets a Warning Event (ReasonOwnershipConflict) on the owner whenever a
+	// forced apply takes back a field another manager changed. Nil records nothing.
+	Recorder events.EventRecorder
 }
 
 // Apply sends ac as a forced server-side apply under the applier's field manager.
@@ -65,6 +69,9 @@ func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
 		if same {
 			return false, nil
 		}
+	}
+	if c.Live != nil {
+		a.reportConflicts(c)
 	}
 	return true, a.Apply(ctx, c.Desired)
 }

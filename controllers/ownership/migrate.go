@@ -98,7 +98,7 @@ var neverOwned = fieldpath.NewSet(
 var (
 	templateLabels      = fieldpath.MakePathOrDie("spec", "template", "metadata", "labels")
 	templateAnnotations = fieldpath.MakePathOrDie("spec", "template", "metadata", "annotations")
-	typeConverter       = applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
+	deploymentTypes     = applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
 )
 
 // Plan computes the migration of live for manager, whose desired apply configuration is desired.
@@ -257,7 +257,7 @@ func applyConfigurationFieldSet(ac runtime.ApplyConfiguration) (*fieldpath.Set, 
 func unstructuredFieldSet(u map[string]any) (*fieldpath.Set, error) {
 	obj := &unstructured.Unstructured{Object: u}
 	obj.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
-	tv, err := typeConverter.ObjectToTyped(obj, typed.AllowDuplicates)
+	tv, err := deploymentTypes.ObjectToTyped(obj, typed.AllowDuplicates)
 	if err != nil {
 		return nil, err
 	}

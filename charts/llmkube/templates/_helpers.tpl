@@ -1,0 +1,39 @@
+{{/* The release's full name, at most 63 characters. */}}
+{{- define "llmkube.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "llmkube.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: operator
+{{- end -}}
+
+{{- define "llmkube.labels" -}}
+{{ include "llmkube.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "llmkube.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "llmkube.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Combinations the schema cannot say. */}}
+{{- define "llmkube.validate" -}}
+{{- if and .Values.metrics.emitScrapeAnnotations .Values.metrics.inferencePodMonitor.enabled -}}
+{{- fail "metrics.emitScrapeAnnotations and metrics.inferencePodMonitor.enabled are alternatives: both would make Prometheus scrape every inference pod twice. Enable one." -}}
+{{- end -}}
+{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) -}}
+{{- fail "replicaCount > 1 needs leaderElection.enabled: two operators without a leader would both write." -}}
+{{- end -}}
+{{- end -}}

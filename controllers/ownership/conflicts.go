@@ -1,0 +1,214 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package ownership
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	clientgoac "k8s.io/client-go/applyconfigurations"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	llmkubeac "github.com/llmkube/operator/applyconfig"
+)
+
+// ReasonOwnershipConflict is the reason of the Warning Event recorded when another manager took
+// a field the operator applies and the operator's forced apply takes it back.
+const ReasonOwnershipConflict = "OwnershipConflict"
+
+// Conflict is one field the operator applies that another manager changed and now owns.
+type Conflict struct {
+	// Path is the field, in managedFields notation, e.g.
+	// .spec.template.spec.containers[name="model"].image.
+	Path string
+	// Managers are the managers that own the field now (sorted), with their operation when it
+	// is an Update: "person (Update)".
+	Managers []string
+}
+
+func (c Conflict) String() string {
+	return fmt.Sprintf("%s (now owned by %s)", c.Path, strings.Join(c.Managers, ", "))
+}
+
+// DetectConflicts lists the fields of desired that, on live, are owned by a manager other than
+// manager, are no longer owned by manager, and hold a value other than desired's. Those are the
+// fields a forced apply of desired would take back from someone: a person's `kubectl edit`, a
+// conflicting `kubectl apply --force-conflicts`, another controller.
+//
+// Note: fields another manager co-owns with the same value are not conflicts (server-side apply
+// shares them), and neither are fields no one else owns; a field the operator still owns but
+// wants to change is its own change, not a conflict. Only the main resource's managedFields
+// count; status and scale subresource entries are other writers' business.
+func DetectConflicts(tc managedfields.TypeConverter, live client.Object, desired any, manager string) ([]Conflict, error) {
+	desiredU, err := toUnstructured(desired)
+	if err != nil {
+		return nil, fmt.Errorf("desired configuration: %w", err)
+	}
+	liveU, err := toUnstructured(live)
+	if err != nil {
+		return nil, fmt.Errorf("live object: %w", err)
+	}
+	// A typed object read by the client often has no apiVersion/kind: the desired configuration
+	// always has them.
+	liveU.SetGroupVersionKind(desiredU.GroupVersionKind())
+	liveU.SetManagedFields(nil)
+
+	desiredTV, err := tc.ObjectToTyped(desiredU, typed.AllowDuplicates)
+	if err != nil {
+		return nil, fmt.Errorf("typing desired configuration: %w", err)
+	}
+	liveTV, err := tc.ObjectToTyped(liveU, typed.AllowDuplicates)
+	if err != nil {
+		return nil, fmt.Errorf("typing live object: %w", err)
+	}
+	desiredSet, err := desiredTV.ToFieldSet()
+	if err != nil {
+		return nil, err
+	}
+
+	ours := &fieldpath.Set{}
+	others := map[string]*fieldpath.Set{}
+	for _, e := range live.GetManagedFields() {
+		if e.Subresource != "" || e.FieldsV1 == nil {
+			continue
+		}
+		set := &fieldpath.Set{}
+		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+			continue
+		}
+		if e.Manager == manager {
+			ours = ours.Union(set)
+			continue
+		}
+		name := e.Manager
+		if e.Operation == "Update" {
+			name += " (Update)"
+		}
+		if prev, ok := others[name]; ok {
+			set = prev.Union(set)
+		}
+		others[name] = set
+	}
+
+	candidates := desiredSet.Leaves().Difference(ours)
+	byPath := map[string]*Conflict{}
+	var order []string
+	for name, set := range others {
+		taken := candidates.Intersection(set)
+		var err error
+		taken.Iterate(func(p fieldpath.Path) {
+			if err != nil {
+				return
+			}
+			var differs bool
+			if differs, err = valuesDiffer(liveTV, desiredTV, p); err != nil || !differs {
+				return
+			}
+			key := p.String()
+			c, ok := byPath[key]
+			if !ok {
+				c = &Conflict{Path: key}
+				byPath[key] = c
+				order = append(order, key)
+			}
+			c.Managers = append(c.Managers, name)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(order)
+	var out []Conflict
+	for _, k := range order {
+		c := byPath[k]
+		slices.Sort(c.Managers)
+		out = append(out, *c)
+	}
+	return out, nil
+}
+
+// valuesDiffer compares one field of live and desired, list keys and all.
+func valuesDiffer(live, desired *typed.TypedValue, p fieldpath.Path) (bool, error) {
+	one := fieldpath.NewSet(p)
+	l := live.ExtractItems(one)
+	d := desired.ExtractItems(one)
+	cmp, err := l.Compare(d)
+	if err != nil {
+		return false, err
+	}
+	return !cmp.IsSame(), nil
+}
+
+func toUnstructured(v any) (*unstructured.Unstructured, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(data); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// typeConverter knows the built-in kinds (client-go's schema) and ours (the generated one).
+type typeConverter struct{ builtin, ours managedfields.TypeConverter }
+
+// NewTypeConverter returns a converter for every kind the operator applies: the built-in kinds
+// and the llmkube ones, as registered in scheme.
+func NewTypeConverter(scheme *runtime.Scheme) managedfields.TypeConverter {
+	return typeConverter{builtin: clientgoac.NewTypeConverter(scheme), ours: llmkubeac.NewTypeConverter(scheme)}
+}
+
+func (t typeConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
+	if tv, err := t.builtin.ObjectToTyped(obj, opts...); err == nil {
+		return tv, nil
+	}
+	return t.ours.ObjectToTyped(obj, opts...)
+}
+
+func (t typeConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, error) {
+	return t.builtin.TypedToObject(v)
+}
+
+// reportConflicts records one Warning Event on c.Owner naming the fields another manager took
+// and who took them, before the forced apply takes them back. It never fails the apply: a field
+// it cannot type is logged by the caller's apply, not here.
+func (a Applier) reportConflicts(c Change) {
+	if a.Recorder == nil || c.Owner == nil || c.Live == nil || a.Client == nil {
+		return
+	}
+	conflicts, err := DetectConflicts(NewTypeConverter(a.Client.Scheme()), c.Live, c.Desired, a.FieldManager)
+	if err != nil || len(conflicts) == 0 {
+		return
+	}
+	parts := make([]string, len(conflicts))
+	for i, cf := range conflicts {
+		parts[i] = cf.String()
+	}
+	kind := kindOf(c.Desired)
+	a.Recorder.Eventf(c.Owner, c.Live, corev1.EventTypeWarning, ReasonOwnershipConflict, "ForceApply",
+		"%s %s: another manager changed fields %s applies: %s; restoring %s's values",
+		kind, c.Live.GetName(), a.FieldManager, strings.Join(parts, "; "), a.FieldManager)
+}
+
+func kindOf(ac any) string {
+	if k, ok := ac.(interface{ GetKind() *string }); ok && k.GetKind() != nil {
+		return *k.GetKind()
+	}
+	return "object"
+}
