@@ -7,12 +7,15 @@ Licensed under the Apache License, Version 2.0.
 package controllers
 
 import (
+	"net/http"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/rollout"
 )
 
 // Config is what the reconcilers need from the command line.
@@ -25,6 +28,9 @@ type Config struct {
 	LegacyFieldManagers []string
 	// AdoptLegacyOwnership also takes over template keys the legacy entry owns but no record lists.
 	AdoptLegacyOwnership bool
+	// ProbeTransport carries the rollout gate's requests to runtime pods' /metrics; Go's default
+	// transport when nil. Tests use it to reach stand-in pods.
+	ProbeTransport http.RoundTripper
 }
 
 // Setup registers every reconciler with mgr. Tests call it too, so that the suite runs exactly
@@ -41,11 +47,16 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
 		FieldManager: cfg.FieldManager, Legacy: legacy,
 	}
+	prober := rollout.NewProber(mgr.GetAPIReader())
+	if cfg.ProbeTransport != nil {
+		prober.HTTP.Transport = cfg.ProbeTransport
+	}
 	if err := (&inferenceservice.Reconciler{
 		Client:                mgr.GetClient(),
 		Applier:               applier,
 		Recorder:              recorder,
 		Migrator:              migrator,
+		Gate:                  &rollout.Gate{Prober: prober},
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
 	}).SetupWithManager(mgr, opts); err != nil {
 		return err

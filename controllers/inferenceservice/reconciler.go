@@ -12,11 +12,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
@@ -31,6 +33,7 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/rollout"
 )
 
 // +kubebuilder:rbac:groups=inference.llmkube.dev,resources=inferenceservices,verbs=get;list;watch
@@ -38,6 +41,7 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconciler turns an InferenceService into its workload.
@@ -45,6 +49,8 @@ type Reconciler struct {
 	Client   client.Client
 	Applier  ownership.Applier
 	Recorder events.EventRecorder
+	// Gate holds pod-template changes back until the runtime is idle (rolloutPolicy.waitForIdle).
+	Gate *rollout.Gate
 	// Migrator hands the records-based operator's ownership to the field manager, once.
 	Migrator ownership.Migrator
 	// EmitScrapeAnnotations adds prometheus.io/* hints to the pod template.
@@ -79,7 +85,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	var rejected []error
-	if err := r.reconcileDeployment(ctx, isvc, live); err != nil {
+	deferred, err := r.reconcileDeployment(ctx, isvc, live)
+	if err != nil {
 		rejected = append(rejected, err)
 	}
 	if err := r.reconcileService(ctx, isvc); err != nil {
@@ -92,12 +99,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if applyErr != nil {
 		r.Recorder.Eventf(isvc, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%s", applyErr.Error())
 	}
-	if err := r.reconcileStatus(ctx, isvc, live, applyErr); err != nil {
+	if err := r.reconcileStatus(ctx, isvc, live, applyErr, deferred); err != nil {
 		return ctrl.Result{}, err
 	}
 	// A rejection by validation will not heal by retrying the same spec; anything else might.
 	if applyErr != nil && !allInvalid(rejected) {
 		return ctrl.Result{}, applyErr
+	}
+	if deferred != nil {
+		return ctrl.Result{RequeueAfter: deferred.RequeueAfter}, nil
 	}
 	return ctrl.Result{}, nil
 }
@@ -133,7 +143,9 @@ func (r *Reconciler) replicas(isvc *inferencev1alpha1.InferenceService, live *ap
 	return ptr.To(ptr.Deref(live.Spec.Replicas, ptr.Deref(as.MinReplicas, 1)))
 }
 
-func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) error {
+// reconcileDeployment applies the Deployment, and returns the gate's decision when it held the pod
+// template back.
+func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) (*rollout.Decision, error) {
 	in := Inputs{
 		EmitScrapeAnnotations: r.EmitScrapeAnnotations,
 		Ready:                 live != nil && live.Status.ReadyReplicas > 0,
@@ -141,23 +153,53 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1a
 	}
 	desired, err := Deployment(isvc, in)
 	if err != nil {
-		return fmt.Errorf("Deployment %s: %w", isvc.Name, err)
+		return nil, fmt.Errorf("Deployment %s: %w", isvc.Name, err)
 	}
 	var owned any
+	var deferred *rollout.Decision
 	if live != nil {
 		if live, err = r.Migrator.MigrateIfNeeded(ctx, isvc, "InferenceService", live, desired); err != nil {
-			return err
+			return nil, err
 		}
 		extracted, err := appsv1ac.ExtractDeployment(live, r.Applier.FieldManager)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if desired, err = keepStartupProtection(isvc, in, desired, extracted); err != nil {
-			return err
+			return nil, err
+		}
+		if deferred, err = r.gate(ctx, isvc, desired, extracted); err != nil {
+			return nil, err
 		}
 		owned = extracted
 	}
-	return r.applyIfChanged(ctx, "Deployment", ownership.Change{Owner: isvc, Live: liveObject(live), Owned: owned, Desired: desired})
+	return deferred, r.applyIfChanged(ctx, "Deployment", ownership.Change{Owner: isvc, Live: liveObject(live), Owned: owned, Desired: desired})
+}
+
+// gate holds a pod-template change back while the rollout gate says so: desired then carries the
+// template the operator owns now, with everything else new, so the rest converges and nothing is
+// half-applied. It returns the decision when it held the template back.
+//
+// Note: "would roll" is the owned template against the desired one, never a hash annotation, so
+// a pure removal of a key is gated, and another tool's change (restartedAt) is not.
+func (r *Reconciler) gate(ctx context.Context, isvc *inferencev1alpha1.InferenceService, desired, owned *appsv1ac.DeploymentApplyConfiguration) (*rollout.Decision, error) {
+	if !rollout.Enabled(isvc) || r.Gate == nil || owned.Spec == nil || owned.Spec.Template == nil {
+		return nil, nil
+	}
+	same, err := ownership.OwnedEqualsDesired(owned.Spec.Template, desired.Spec.Template)
+	if err != nil || same {
+		return nil, err
+	}
+	var since *time.Time
+	if c := meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionRolloutDeferred); c != nil && c.Status == metav1.ConditionTrue {
+		since = &c.LastTransitionTime.Time
+	}
+	d, err := r.Gate.Decide(ctx, isvc, isvc.Name, PortName, since)
+	if err != nil || d.Roll {
+		return nil, err
+	}
+	desired.Spec.Template = owned.Spec.Template
+	return &d, nil
 }
 
 // keepStartupProtection keeps do-not-disrupt on a template that has it when dropping it would be

@@ -17,6 +17,7 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/rollout"
 )
 
 // Condition reasons.
@@ -33,7 +34,10 @@ const (
 // Status is the status the operator wants for isvc, given its live Deployment (nil when absent)
 // and the error of this reconcile's applies. Conditions keep their lastTransitionTime while their
 // status stays the same, so an unchanged world yields an unchanged status.
-func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, applyErr error) *acv1alpha1.InferenceServiceApplyConfiguration {
+//
+// deferred is the rollout gate's decision when it held the pod template back: it becomes the
+// RolloutDeferred condition, which is left out (so removed) once the template lands.
+func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, applyErr error, deferred *rollout.Decision) *acv1alpha1.InferenceServiceApplyConfiguration {
 	conds := append([]metav1.Condition(nil), isvc.Status.Conditions...)
 	gen := isvc.Generation
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
@@ -70,6 +74,12 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, a
 		set(inferencev1alpha1.ConditionDegraded, metav1.ConditionFalse, ReasonApplied, "every object was applied")
 	}
 
+	if deferred != nil {
+		set(inferencev1alpha1.ConditionRolloutDeferred, metav1.ConditionTrue, deferred.Reason, deferred.Message)
+	} else {
+		meta.RemoveStatusCondition(&conds, inferencev1alpha1.ConditionRolloutDeferred)
+	}
+
 	phase := inferencev1alpha1.PhasePending
 	switch {
 	case applyErr != nil:
@@ -104,17 +114,18 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, a
 // or by the rollout gate) are left to their owners.
 func owns(t string) bool {
 	switch t {
-	case inferencev1alpha1.ConditionReady, inferencev1alpha1.ConditionProgressing, inferencev1alpha1.ConditionDegraded:
+	case inferencev1alpha1.ConditionReady, inferencev1alpha1.ConditionProgressing, inferencev1alpha1.ConditionDegraded,
+		inferencev1alpha1.ConditionRolloutDeferred:
 		return true
 	}
 	return false
 }
 
-func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, applyErr error) error {
+func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, applyErr error, deferred *rollout.Decision) error {
 	owned, err := acv1alpha1.ExtractInferenceServiceStatus(isvc, r.Applier.FieldManager)
 	if err != nil {
 		return err
 	}
-	_, err = r.Applier.ApplyIfChangedStatus(ctx, owned, Status(isvc, live, applyErr))
+	_, err = r.Applier.ApplyIfChangedStatus(ctx, owned, Status(isvc, live, applyErr, deferred))
 	return err
 }

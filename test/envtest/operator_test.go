@@ -8,6 +8,7 @@ package envtest_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -44,6 +45,9 @@ type operator struct {
 func startOperator(ns string, cfg controllers.Config) *operator {
 	if cfg.FieldManager == "" {
 		cfg.FieldManager = ownership.DefaultFieldManager
+	}
+	if cfg.ProbeTransport == nil {
+		cfg.ProbeTransport = podNetwork()
 	}
 	if cfg.MaxConcurrentReconciles == 0 {
 		cfg.MaxConcurrentReconciles = 2
@@ -147,3 +151,19 @@ func settle(controller string, before float64, n int) {
 }
 
 func cfg0() *rest.Config { return cfg }
+
+// podNetwork stands in for the pod network: EndpointSlices may not hold loopback addresses, so
+// stand-in pods get addresses from TEST-NET-1 (192.0.2.0/24) and this transport dials them on
+// 127.0.0.1, same port.
+func podNetwork() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	dialer := &net.Dialer{Timeout: time.Second}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		return dialer.DialContext(ctx, network, net.JoinHostPort("127.0.0.1", port))
+	}
+	return t
+}
