@@ -93,6 +93,37 @@ func removeTier(ns, name string) {
 	editISVC(ns, name, func(i *inferencev1alpha1.InferenceService) { delete(i.Spec.PodLabels, "tier") })
 }
 
+var _ = Describe("Rollout gate and the migration shim", func() {
+	It("gates the migration's first pruning apply", func() {
+		ns := newNamespace()
+		newISVC(ns, "up", func(i *inferencev1alpha1.InferenceService) {
+			i.Spec.PodLabels = map[string]inferencev1alpha1.LabelValue{"team": "a", "tier": "gold"}
+		})
+		legacyReconcile(ns, "up", true)
+		editISVC(ns, "up", func(i *inferencev1alpha1.InferenceService) {
+			delete(i.Spec.PodLabels, "tier")
+			i.Spec.RolloutPolicy = &inferencev1alpha1.RolloutPolicy{WaitForIdle: ptr.To(true)}
+		})
+		pod := newRuntimePod("llamacpp:requests_processing", 1)
+		endpointSlice(ns, "up", pod.port())
+
+		startOperator(ns, controllers.Config{})
+		Eventually(func(g Gomega) {
+			c := rolloutDeferred(ns, "up")
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Reason).To(Equal(rollout.ReasonWaitingForIdle))
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		d := deployment(ns, "up")
+		Expect(d.Annotations).NotTo(HaveKey("inference.llmkube.dev/applied-pod-labels"), "the migration itself is not gated")
+		Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("tier", "gold"), "its pruning apply is")
+
+		pod.inFlight.Store(0)
+		eventuallyDeployment(ns, "up", func(g Gomega, d *appsv1.Deployment) {
+			g.Expect(d.Spec.Template.Labels).NotTo(HaveKey("tier"))
+		})
+	})
+})
+
 var _ = Describe("Rollout gate", func() {
 	var ns string
 	BeforeEach(func() {
