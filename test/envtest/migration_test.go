@@ -99,7 +99,7 @@ var _ = Describe("Migration from the records-based operator", func() {
 		// record annotations it removes, without touching the template (see the idempotence test).
 		Expect(d.Generation).To(Equal(before.Generation + 2))
 		Expect(testutil.ToFloat64(ownership.MigrationsTotal.WithLabelValues("InferenceService", "migrated"))).To(Equal(migrated + 1))
-		Eventually(func() []string { return eventNotes(ns, "up", "OwnershipMigrated") }).
+		Eventually(func() []string { return eventNotes(ns, "up", "OwnershipMigrated") }).WithTimeout(10 * time.Second).
 			Should(ContainElement(And(ContainSubstring("pod labels [team, tier]"), ContainSubstring("[example.com/owner]"))))
 
 		By("a later removal works like any other")
@@ -204,7 +204,7 @@ var _ = Describe("Migration from the records-based operator", func() {
 		Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("app", "rec"))
 		Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("team", "a"))
 		expectSelector(Default, d, "rec")
-		Eventually(func() []string { return eventNotes(ns, "rec", "LegacyRecordInvalid") }).
+		Eventually(func() []string { return eventNotes(ns, "rec", "LegacyRecordInvalid") }).WithTimeout(10 * time.Second).
 			Should(ContainElement(ContainSubstring("[Bad Key!]")))
 		evs := &eventsv1.EventList{}
 		Expect(k8sClient.List(suiteCtx, evs, client.InNamespace(ns))).To(Succeed())
