@@ -9,6 +9,7 @@ package envtest_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -37,6 +38,10 @@ func TestIntegration(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	// CI runs on 2 shared cores: give asynchronous effects (Events, watches) room; a hot loop or
+	// a missing write still fails, only later.
+	SetDefaultEventuallyTimeout(10 * time.Second)
+	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
 	suiteCtx, cancel = context.WithCancel(context.Background())
 
 	var err error
