@@ -90,7 +90,8 @@ BENCH_ARGS ?= -n 100,300,1000 -r 3 -m 50 -out docs/benchmarks
 
 .PHONY: bench
 bench: envtest-bin ## Converge, steady-state requests, removal latency and memory against in-run baselines; writes docs/benchmarks.
-	go run ./cmd/bench $(BENCH_ARGS)
+	go build -o bin/llmkube-operator ./cmd/operator
+	go run ./cmd/bench -operator-binary bin/llmkube-operator $(BENCH_ARGS)
 
 .PHONY: help
 help:

@@ -17,6 +17,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/test/bench"
 )
@@ -31,8 +34,10 @@ func main() {
 	flag.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "The operator's --max-concurrent-reconciles.")
 	flag.StringVar(&o.CacheTransform, "cache-transform", controllers.CacheTransformSafe, "The operator's --cache-transform.")
 	flag.IntVar(&o.Workers, "workers", 8, "Goroutines creating objects (and writing them, for the floor).")
+	flag.StringVar(&o.OperatorBinary, "operator-binary", "", "Also measure this operator binary's RSS and heap as its own process at the largest N (make bench passes bin/llmkube-operator).")
 	out := flag.String("out", "docs/benchmarks", "Folder for bench.md and bench.json; empty writes nothing.")
 	flag.Parse()
+	ctrl.SetLogger(logr.Discard())
 	o.QPS = float32(*qps)
 	for _, s := range strings.Split(*ns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))

@@ -79,8 +79,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	var rejected []error
-	if err := r.reconcileDeployment(ctx, isvc, live); err != nil {
+	if applied, err := r.reconcileDeployment(ctx, isvc, live); err != nil {
 		rejected = append(rejected, err)
+	} else if applied != nil {
+		live = applied
 	}
 	if err := r.reconcileService(ctx, isvc); err != nil {
 		rejected = append(rejected, err)
@@ -133,7 +135,14 @@ func (r *Reconciler) replicas(isvc *inferencev1alpha1.InferenceService, live *ap
 	return ptr.To(ptr.Deref(live.Spec.Replicas, ptr.Deref(as.MinReplicas, 1)))
 }
 
-func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) error {
+// reconcileDeployment applies the Deployment when the owned fields differ, and then returns it as
+// the API server answered, so that the status of this reconcile describes the Deployment as it is
+// now, not as the cache had it before the write.
+//
+// Note: without that, the first reconcile reported DeploymentAbsent (and a spec change reported
+// the old generation as rolled out) and the Deployment's own event brought a second status write
+// per object: 2.3 status writes per InferenceService during convergence instead of 1.
+func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) (*appsv1.Deployment, error) {
 	in := Inputs{
 		EmitScrapeAnnotations: r.EmitScrapeAnnotations,
 		Ready:                 live != nil && live.Status.ReadyReplicas > 0,
@@ -141,23 +150,36 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1a
 	}
 	desired, err := Deployment(isvc, in)
 	if err != nil {
-		return fmt.Errorf("Deployment %s: %w", isvc.Name, err)
+		return nil, fmt.Errorf("Deployment %s: %w", isvc.Name, err)
 	}
 	var owned any
 	if live != nil {
 		if live, err = r.Migrator.MigrateIfNeeded(ctx, isvc, "InferenceService", live, desired); err != nil {
-			return err
+			return nil, err
 		}
 		extracted, err := appsv1ac.ExtractDeployment(live, r.Applier.FieldManager)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if desired, err = keepStartupProtection(isvc, in, desired, extracted); err != nil {
-			return err
+			return nil, err
 		}
 		owned = extracted
 	}
-	return r.applyIfChanged(ctx, "Deployment", ownership.Change{Owner: isvc, Live: liveObject(live), Owned: owned, Desired: desired})
+	sent, err := r.Applier.ApplyIfChanged(ctx, ownership.Change{Owner: isvc, Live: liveObject(live), Owned: owned, Desired: desired})
+	if err != nil {
+		return nil, fmt.Errorf("Deployment apply rejected by the API server: %w", err)
+	}
+	if !sent {
+		return live, nil
+	}
+	log.FromContext(ctx).V(1).Info("applied", "kind", "Deployment")
+	// The apply decoded the server's answer into desired: the whole Deployment as written.
+	applied := &appsv1.Deployment{}
+	if err := convert(desired, applied); err != nil || applied.Generation == 0 {
+		return live, nil //nolint:nilerr // the status then uses what was read; the next event corrects it
+	}
+	return applied, nil
 }
 
 // keepStartupProtection keeps do-not-disrupt on a template that has it when dropping it would be

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -62,6 +63,9 @@ type Options struct {
 	CacheTransform string
 	// Workers is how many goroutines create objects (and, for the floor, write them).
 	Workers int
+	// OperatorBinary, when set, is the operator binary whose RSS and heap are measured at the
+	// largest N as a separate process, with each cache transform.
+	OperatorBinary string
 	// Log gets progress lines; nil is quiet.
 	Log io.Writer `json:"-"`
 }
@@ -112,6 +116,8 @@ type Memory struct {
 	ProcessRSS       uint64 `json:"processRSS"`
 	// CacheHeap is the heap an informer cache of the operator's kinds holds, by transform.
 	CacheHeap map[string]uint64 `json:"cacheHeap"`
+	// Process is the operator binary measured as its own process, by cache transform.
+	Process []Child `json:"process,omitempty"`
 }
 
 type jsonDuration time.Duration
@@ -147,10 +153,17 @@ func Main(ctx context.Context, o Options) (*Result, error) {
 	defer func() { _ = env.Stop() }()
 
 	b, err := newBench(ctx, cfg, o)
+	if b != nil {
+		b.env = env
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer b.stopObserver()
+	// A cold API server answers its first requests of a kind slowly; neither side should pay it.
+	if err := b.warmUp(ctx); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
 	for i, n := range o.Ns {
 		run, mem, err := b.one(ctx, n, i == len(o.Ns)-1)
 		if err != nil {
@@ -166,6 +179,7 @@ func Main(ctx context.Context, o Options) (*Result, error) {
 }
 
 type bench struct {
+	env      *envtest.Environment
 	o        Options
 	cfg      *rest.Config
 	user     client.Client // the person creating objects: no client-side limit
@@ -205,6 +219,7 @@ func (b *bench) stopObserver() {
 	if b.stopObs != nil {
 		b.stopObs()
 		b.stopObs = nil
+		b.observer = nil
 	}
 }
 
@@ -379,7 +394,33 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 		return run, nil, nil
 	}
 	mem, err := b.memory(ctx, opNS, n)
-	return run, mem, err
+	if err != nil || b.o.OperatorBinary == "" {
+		return run, mem, err
+	}
+	op.stop()
+	for _, t := range []string{controllers.CacheTransformNone, controllers.CacheTransformSafe} {
+		b.logf("N=%d operator process, --cache-transform=%s", n, t)
+		c, err := runChild(ctx, b.env, b.o.OperatorBinary, opNS, n, b.o, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		mem.Process = append(mem.Process, *c)
+	}
+	return run, mem, nil
+}
+
+func (b *bench) warmUp(ctx context.Context) error {
+	const ns = "warm-up"
+	if err := b.namespace(ctx, ns); err != nil {
+		return err
+	}
+	return parallel(20, b.o.Workers, func(i int) error {
+		obj := isvc(ns, i)
+		if err := b.user.Create(ctx, obj); err != nil {
+			return err
+		}
+		return writeLikeOperator(ctx, b.user, obj)
+	})
 }
 
 // writeLikeOperator writes what the operator writes for obj: Deployment, Service, status.
@@ -546,6 +587,7 @@ func settle(ctx context.Context, quiet time.Duration) error {
 // operatorRun is the operator's wiring (controllers.Setup, and the binary's cache options) in
 // this process, with every request counted.
 type operatorRun struct {
+	once    sync.Once
 	counter *counter
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -591,8 +633,10 @@ func startOperator(ctx context.Context, cfg *rest.Config, ns string, o Options) 
 }
 
 func (op *operatorRun) stop() {
-	op.cancel()
-	<-op.done
+	op.once.Do(func() {
+		op.cancel()
+		<-op.done
+	})
 }
 
 // memory measures the process with the operator running, and the heap an informer cache of the
@@ -646,8 +690,10 @@ func cacheHeap(ctx context.Context, cfg *rest.Config, ns, t string) (uint64, err
 		}
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { _ = c.Start(cctx) }()
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Start(cctx) }()
+	// The stopped cache is garbage before the next measurement starts.
+	defer func() { cancel(); <-done; time.Sleep(200 * time.Millisecond); runtime.GC() }()
 	if !c.WaitForCacheSync(ctx) {
 		return 0, fmt.Errorf("cache did not sync")
 	}
@@ -698,8 +744,10 @@ func quantile(ds []time.Duration, q float64) time.Duration {
 	return s[min(i, len(s)-1)]
 }
 
-func vmRSS() uint64 {
-	data, err := os.ReadFile("/proc/self/status")
+func vmRSS() uint64 { return rssFrom("/proc/self/status") }
+
+func rssFrom(path string) uint64 {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}

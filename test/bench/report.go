@@ -38,6 +38,10 @@ func Markdown(r *Result) string {
 			fmt.Fprintf(&b, " %s %s;", t, mib(m.CacheHeap[t]))
 		}
 		b.WriteString("\n")
+		for _, c := range m.Process {
+			fmt.Fprintf(&b, "\nOperator binary as its own process at N=%d, --cache-transform=%s: RSS %s, heap in use %s (%d reconciles after start).\n",
+				m.N, c.CacheTransform, mib(c.RSS), mib(c.HeapInuse), c.Reconciles)
+		}
 	}
 	for _, run := range r.Runs {
 		fmt.Fprintf(&b, "\nN=%d requests: converge %v; steady %v; read-modify-Update %v\n", run.N, fmtMap(run.ConvergeRequests), fmtMap(run.SteadyRequests), fmtMap(run.UpdateRequests))
