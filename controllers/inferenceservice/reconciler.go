@@ -12,12 +12,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -49,6 +51,10 @@ type Reconciler struct {
 	Migrator ownership.Migrator
 	// EmitScrapeAnnotations adds prometheus.io/* hints to the pod template.
 	EmitScrapeAnnotations bool
+
+	// statusWrittenFrom is, per InferenceService, the resourceVersion its last status write was
+	// computed from, until the cache has moved past it (see reconcileStatus).
+	statusWrittenFrom syncMap
 }
 
 // SetupWithManager watches InferenceServices and the objects they own.
@@ -68,6 +74,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	isvc := &inferencev1alpha1.InferenceService{}
 	if err := r.Client.Get(ctx, req.NamespacedName, isvc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.statusWrittenFrom.Delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !isvc.DeletionTimestamp.IsZero() {
@@ -286,3 +295,17 @@ func allInvalid(errs []error) bool {
 	}
 	return true
 }
+
+// syncMap maps an object to a resourceVersion, safe for concurrent reconciles.
+type syncMap struct{ m sync.Map }
+
+func (s *syncMap) Load(k types.NamespacedName) (string, bool) {
+	v, ok := s.m.Load(k)
+	if !ok {
+		return "", false
+	}
+	return v.(string), true
+}
+
+func (s *syncMap) Store(k types.NamespacedName, v string) { s.m.Store(k, v) }
+func (s *syncMap) Delete(k types.NamespacedName)          { s.m.Delete(k) }

@@ -598,7 +598,7 @@ func startOperator(ctx context.Context, cfg *rest.Config, ns string, o Options) 
 	restCfg := rest.CopyConfig(cfg)
 	restCfg.QPS, restCfg.Burst, restCfg.UserAgent = o.QPS, o.Burst, "llmkube-operator-bench"
 	restCfg.WrapTransport = op.counter.wrap
-	cacheOpts, err := controllers.CacheOptions(o.CacheTransform, []string{ns})
+	cacheOpts, err := cacheOptions(o.CacheTransform, ns)
 	if err != nil {
 		return nil, err
 	}
@@ -646,7 +646,7 @@ func (b *bench) memory(ctx context.Context, ns string, n int) (*Memory, error) {
 	b.stopObserver()
 	mem := &Memory{N: n, CacheHeap: map[string]uint64{}}
 	mem.ProcessHeapInuse, mem.ProcessRSS = heapAndRSS()
-	for _, t := range []string{controllers.CacheTransformNone, controllers.CacheTransformSafe, "strip-all-managed-fields"} {
+	for _, t := range []string{controllers.CacheTransformNone, controllers.CacheTransformSafe, StripAll} {
 		h, err := cacheHeap(ctx, b.cfg, ns, t)
 		if err != nil {
 			return nil, err
@@ -654,6 +654,18 @@ func (b *bench) memory(ctx context.Context, ns string, n int) (*Memory, error) {
 		mem.CacheHeap[t] = h
 	}
 	return mem, nil
+}
+
+// StripAll is a transform only the benchmark knows: every managedFields entry dropped from the
+// cache, which the operator's owned-equals-desired check cannot work without. `-cache-transform
+// strip-all-managed-fields` shows what that costs in writes.
+const StripAll = "strip-all-managed-fields"
+
+func cacheOptions(t, ns string) (cache.Options, error) {
+	if t == StripAll {
+		return cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, DefaultTransform: cache.TransformStripManagedFields()}, nil
+	}
+	return controllers.CacheOptions(t, []string{ns})
 }
 
 func heapAndRSS() (heap, rss uint64) {
@@ -667,14 +679,9 @@ func heapAndRSS() (heap, rss uint64) {
 // cacheHeap starts a cache of the kinds the operator watches in ns with transform t, and returns
 // the heap it holds once synced.
 func cacheHeap(ctx context.Context, cfg *rest.Config, ns, t string) (uint64, error) {
-	var opts cache.Options
-	if t == "strip-all-managed-fields" {
-		opts = cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, DefaultTransform: cache.TransformStripManagedFields()}
-	} else {
-		var err error
-		if opts, err = controllers.CacheOptions(t, []string{ns}); err != nil {
-			return 0, err
-		}
+	opts, err := cacheOptions(t, ns)
+	if err != nil {
+		return 0, err
 	}
 	opts.Scheme = testenv.Scheme()
 	runtime.GC()

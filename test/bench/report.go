@@ -39,8 +39,8 @@ func Markdown(r *Result) string {
 		}
 		b.WriteString("\n")
 		for _, c := range m.Process {
-			fmt.Fprintf(&b, "\nOperator binary as its own process at N=%d, --cache-transform=%s: RSS %s, heap in use %s (%d reconciles after start).\n",
-				m.N, c.CacheTransform, mib(c.RSS), mib(c.HeapInuse), c.Reconciles)
+			fmt.Fprintf(&b, "\nOperator binary as its own process at N=%d, --cache-transform=%s, quiet after %d reconciles: RSS %s (heap in use %s, not after a forced GC).\n",
+				m.N, c.CacheTransform, c.Reconciles, mib(c.RSS), mib(c.HeapInuse))
 		}
 	}
 	for _, run := range r.Runs {
