@@ -43,6 +43,10 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("converge: %d %s, want one per object (%d): %v", got, k, run.N, run.ConvergeRequests)
 		}
 	}
+	// One status write per object; a reconcile that compares against a stale status sends more.
+	if got := run.ConvergeRequests["PATCH inferenceservices/status"]; got > run.N+run.N/5 {
+		t.Errorf("converge: %d status writes for %d objects, want about one each: %v", got, run.N, run.ConvergeRequests)
+	}
 	if run.UpdateWrites != 2 || run.UpdateReads != 2 {
 		t.Errorf("read-modify-Update baseline: %.1f reads and %.1f writes per reconcile, want 2 and 2", run.UpdateReads, run.UpdateWrites)
 	}
