@@ -84,6 +84,15 @@ run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one,
 test: envtest-bin ## The whole suite: unit tests and the integration suite against a real kube-apiserver.
 	go test ./... -count=1 -timeout 45m
 
+##@ Benchmark
+
+BENCH_ARGS ?= -n 100,300,1000 -r 3 -m 50 -out docs/benchmarks
+
+.PHONY: bench
+bench: envtest-bin ## Converge, steady-state requests, removal latency and memory against in-run baselines; writes docs/benchmarks.
+	go build -o bin/llmkube-operator ./cmd/operator
+	go run ./cmd/bench -operator-binary bin/llmkube-operator $(BENCH_ARGS)
+
 .PHONY: help
 help:
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

@@ -19,7 +19,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -46,6 +45,7 @@ type options struct {
 	devControlPlane         string
 	applySamples            string
 	devDir                  string
+	cacheTransform          string
 }
 
 func main() {
@@ -57,6 +57,7 @@ func main() {
 	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst of API requests.")
 	flag.StringVar(&o.legacyFieldManagers, "legacy-field-managers", strings.Join(ownership.DefaultLegacyFieldManagers, ","), "Comma-separated field managers of the records-based operator, whose Update ownership is migrated once.")
 	flag.BoolVar(&o.adoptLegacyOwnership, "adopt-legacy-ownership", false, "Also take over pod-template keys that a legacy Update entry owns but no applied-pod-* record lists (pruned when not desired).")
+	flag.StringVar(&o.cacheTransform, "cache-transform", controllers.CacheTransformSafe, "What the informer cache drops from objects: safe (last-applied-configuration annotations, and managedFields of metadata-only Secrets; never the managedFields the operator extracts from) or none.")
 	flag.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to watch; all when empty.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
@@ -123,12 +124,9 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 	if err := inferencev1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	cacheOpts := cache.Options{}
-	if o.watchNamespaces != "" {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range splitList(o.watchNamespaces) {
-			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
-		}
+	cacheOpts, err := controllers.CacheOptions(o.cacheTransform, splitList(o.watchNamespaces))
+	if err != nil {
+		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,

@@ -1,0 +1,66 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Command bench runs the benchmark of test/bench on a fresh control plane, prints its table and
+// writes it as Markdown and JSON. `make bench` runs it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/llmkube/operator/controllers"
+	"github.com/llmkube/operator/test/bench"
+)
+
+func main() {
+	o := bench.Options{Log: os.Stderr}
+	ns := flag.String("n", "100,300,1000", "Comma-separated numbers of InferenceServices.")
+	flag.IntVar(&o.Rounds, "r", 3, "Steady state: times every object is reconciled.")
+	flag.IntVar(&o.Removals, "m", 50, "Removal latency: sample size.")
+	qps := flag.Float64("kube-api-qps", 50, "The operator's (and the floor client's) --kube-api-qps.")
+	flag.IntVar(&o.Burst, "kube-api-burst", 100, "The operator's (and the floor client's) --kube-api-burst.")
+	flag.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "The operator's --max-concurrent-reconciles.")
+	flag.StringVar(&o.CacheTransform, "cache-transform", controllers.CacheTransformSafe, "The operator's --cache-transform.")
+	flag.IntVar(&o.Workers, "workers", 8, "Goroutines creating objects (and writing them, for the floor).")
+	flag.StringVar(&o.OperatorBinary, "operator-binary", "", "Also measure this operator binary's RSS and heap as its own process at the largest N (make bench passes bin/llmkube-operator).")
+	out := flag.String("out", "docs/benchmarks", "Folder for bench.md and bench.json; empty writes nothing.")
+	flag.Parse()
+	ctrl.SetLogger(logr.Discard())
+	o.QPS = float32(*qps)
+	for _, s := range strings.Split(*ns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fmt.Fprintf(os.Stderr, "bad -n entry %q\n", s)
+			os.Exit(2)
+		}
+		o.Ns = append(o.Ns, n)
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	res, err := bench.Main(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+	md := bench.Markdown(res)
+	fmt.Print(md)
+	if *out != "" {
+		if err := bench.Write(res, *out); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "wrote %s/bench.md and %s/bench.json\n", *out, *out)
+	}
+}
