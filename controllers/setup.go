@@ -8,6 +8,7 @@ package controllers
 
 import (
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/llmkube/operator/controllers/inferenceservice"
@@ -57,4 +58,17 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		Migrator:              migrator,
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
 	}).SetupWithManager(mgr, opts)
+}
+
+// CacheOptions scopes the manager's cache, and so every watch and read, to namespaces
+// (--watch-namespaces); every namespace when empty. Objects elsewhere are never seen.
+func CacheOptions(namespaces []string) cache.Options {
+	opts := cache.Options{}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
 }

@@ -19,7 +19,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -123,16 +122,9 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 	if err := inferencev1alpha1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	cacheOpts := cache.Options{}
-	if o.watchNamespaces != "" {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range splitList(o.watchNamespaces) {
-			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  cacheOpts,
+		Cache:                  controllers.CacheOptions(splitList(o.watchNamespaces)),
 		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress: o.probeAddr,
 		LeaderElection:         o.leaderElect,
