@@ -38,9 +38,9 @@ type operator struct {
 	mgr            ctrl.Manager
 	// elected is closed when this replica leads (leader election only).
 	elected chan struct{}
-	cancel   context.CancelFunc
-	done     chan struct{}
-	cfg      controllers.Config
+	cancel  context.CancelFunc
+	done    chan struct{}
+	cfg     controllers.Config
 }
 
 // startOperator runs the operator's wiring (controllers.Setup, as the binary does) against the

@@ -80,7 +80,7 @@ var _ = Describe("Least privilege", func() {
 			Expect(r).NotTo(ContainSubstring("/namespaces/"+outside+"/"), "no read outside")
 			Expect(r).To(Or(ContainSubstring("/namespaces/"+inside+"/"), ContainSubstring("/apis"), ContainSubstring("/api")))
 		}
-		Expect(reqs).To(ContainElement(MatchRegexp(`^GET /apis/apps/v1/namespaces/` + inside + `/deployments$`)), "the watched namespace is listed")
+		Expect(reqs).To(ContainElement(MatchRegexp(`^GET /apis/apps/v1/namespaces/`+inside+`/deployments$`)), "the watched namespace is listed")
 		Expect(reqs).NotTo(ContainElement(MatchRegexp(`^GET /apis?/([^/]+/)?[^/]+/(deployments|services|configmaps|horizontalpodautoscalers|inferenceservices|modelrouters|secrets)$`)), "no cluster-wide list or watch")
 	})
 
