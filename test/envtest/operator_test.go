@@ -159,6 +159,13 @@ func (op *operator) writes(from int) []string {
 	return out
 }
 
+// requestsSince returns every request from index from on.
+func (op *operator) requestsSince(from int) []string {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return append([]string(nil), op.requests[from:]...)
+}
+
 func (op *operator) mark() int {
 	op.mu.Lock()
 	defer op.mu.Unlock()
