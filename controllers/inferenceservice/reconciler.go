@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -24,9 +25,12 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
@@ -54,7 +58,7 @@ type Reconciler struct {
 // SetupWithManager watches InferenceServices and the objects they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&inferencev1alpha1.InferenceService{}).
+		For(&inferencev1alpha1.InferenceService{}, builder.WithPredicates(specOrMetadataChanged)).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
@@ -62,6 +66,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Named("inferenceservice").
 		Complete(r)
 }
+
+// specOrMetadataChanged lets through every event but an update of status alone: the operator's
+// own status write would otherwise make it reconcile once more, and a rejected apply would be
+// sent again for nothing.
+var specOrMetadataChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+	predicate.AnnotationChangedPredicate{}, deletionChanged)
+
+// deletionChanged lets an update through when the deletion timestamp or the finalizers change.
+var deletionChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	return !e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp()) ||
+		!slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers())
+}}
 
 // Reconcile reads the InferenceService, computes the desired objects, applies those whose owned
 // fields differ, and reports status.
@@ -89,7 +105,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		rejected = append(rejected, err)
 	}
 	applyErr := errors.Join(rejected...)
-	if applyErr != nil {
+	if applyErr != nil && ownership.NewRejection(isvc.Status.Conditions, inferencev1alpha1.ConditionDegraded, isvc.Generation, applyErr.Error()) {
 		r.Recorder.Eventf(isvc, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%s", applyErr.Error())
 	}
 	if err := r.reconcileStatus(ctx, isvc, live, applyErr); err != nil {
