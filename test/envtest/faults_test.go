@@ -104,9 +104,13 @@ var _ = Describe("Faults", func() {
 		Expect(c.Apply(suiteCtx, sidecar, client.FieldOwner("sidecar-injector"))).To(Succeed())
 
 		By("edits in flight, then the API server stops")
+		// Each write of the operator waits a moment, so that its applies are still on their way
+		// when the API server goes: they fail and must be retried.
+		op.writeDelay.Store(int64(400 * time.Millisecond))
 		for _, name := range names {
 			editLabels(c, "restart", name, 2)
 		}
+		time.Sleep(200 * time.Millisecond)
 		stopStart := time.Now()
 		Expect(api.Stop()).To(Succeed())
 		fmt.Fprintf(GinkgoWriter, "API server stopped in %s\n", time.Since(stopStart))
@@ -114,6 +118,7 @@ var _ = Describe("Faults", func() {
 		Expect(op.done).NotTo(BeClosed(), "the operator keeps running while the API server is away")
 
 		By("the API server starts again on the same port and etcd")
+		op.writeDelay.Store(0)
 		Expect(api.Start()).To(Succeed())
 		expectConverged(c, "restart", names, 2)
 		for _, name := range names[:5] {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -38,9 +39,12 @@ type operator struct {
 	mgr            ctrl.Manager
 	// elected is closed when this replica leads (leader election only).
 	elected chan struct{}
-	cancel  context.CancelFunc
-	done    chan struct{}
-	cfg     controllers.Config
+	// writeDelay holds every write this long before it is sent (nanoseconds), so that a spec can
+	// keep writes in flight.
+	writeDelay atomic.Int64
+	cancel     context.CancelFunc
+	done       chan struct{}
+	cfg        controllers.Config
 }
 
 // startOperator runs the operator's wiring (controllers.Setup, as the binary does) against the
@@ -91,6 +95,9 @@ func startOperatorWith(o operatorOptions) *operator {
 				op.secretRequests = append(op.secretRequests, req.Method+" "+req.URL.String()+" Accept: "+req.Header.Get("Accept"))
 			}
 			op.mu.Unlock()
+			if d := op.writeDelay.Load(); d > 0 && req.Method != http.MethodGet {
+				time.Sleep(time.Duration(d))
+			}
 			return rt.RoundTrip(req)
 		})
 	}
