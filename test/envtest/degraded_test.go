@@ -71,6 +71,14 @@ var _ = Describe("Bad input admission cannot see", func() {
 			Expect(now.ResourceVersion).To(Equal(running.ResourceVersion))
 			Expect(now.Spec.Template).To(Equal(running.Spec.Template))
 
+			By("an unrelated reconcile meets the same rejection: no second Warning")
+			before, mark = reconciles(isvcController), op.mark()
+			touch(ns, "llm")
+			settle(isvcController, before, 1)
+			for _, w := range op.writes(mark) {
+				Expect(w).NotTo(ContainSubstring("/events"), "a second Warning for the same rejection")
+			}
+
 			By("fixing the spec clears Degraded")
 			editISVC(ns, "llm", func(i *inferencev1alpha1.InferenceService) {
 				i.Spec.Env = nil
