@@ -93,6 +93,21 @@ bench: envtest-bin ## Converge, steady-state requests, removal latency and memor
 	go build -o bin/llmkube-operator ./cmd/operator
 	go run ./cmd/bench -operator-binary bin/llmkube-operator $(BENCH_ARGS)
 
+# Fuzz targets of the pure pieces, each run for FUZZTIME (the seed corpora in testdata/fuzz run
+# with every `go test` too). Four targets at 10s keep CI's fuzzing under a minute.
+FUZZTIME ?= 10s
+FUZZ_TARGETS := \
+	./controllers/podmeta:FuzzMerge \
+	./controllers/inferenceservice:FuzzDeployment \
+	./controllers/ownership:FuzzParseRecord \
+	./controllers/ownership:FuzzLegacyPlan
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME (default 10s) each.
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "go test $$pkg -fuzz=^$$name\$$ -fuzztime=$(FUZZTIME)"; \
+		go test $$pkg -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) || exit 1; done
+
 .PHONY: help
 help:
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

@@ -36,7 +36,7 @@ type Config struct {
 // Setup registers every reconciler with mgr. Tests call it too, so that the suite runs exactly
 // the wiring the binary runs.
 func Setup(mgr ctrl.Manager, cfg Config) error {
-	recorder := mgr.GetEventRecorder(cfg.FieldManager)
+	recorder := ownership.LimitedRecorder{Recorder: mgr.GetEventRecorder(cfg.FieldManager)}
 	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder}
 	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles}
 	legacy := ownership.Legacy{FieldManagers: cfg.LegacyFieldManagers, Adopt: cfg.AdoptLegacyOwnership}

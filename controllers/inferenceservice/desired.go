@@ -9,6 +9,7 @@ package inferenceservice
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -150,6 +151,16 @@ func Deployment(isvc *inferencev1alpha1.InferenceService, in Inputs) (*appsv1ac.
 	}
 
 	podSpec := corev1ac.PodSpec().WithContainers(container)
+	if spec.PodSecurityContext != nil {
+		psc := &corev1ac.PodSecurityContextApplyConfiguration{}
+		if err := convert(spec.PodSecurityContext, psc); err != nil {
+			return nil, fmt.Errorf("spec.podSecurityContext: %w", err)
+		}
+		podSpec.WithSecurityContext(psc)
+	}
+	if wantsNonRoot(spec) {
+		restrict(podSpec, &podSpec.Containers[0])
+	}
 	if len(spec.NodeSelector) > 0 {
 		podSpec.WithNodeSelector(spec.NodeSelector)
 	}
@@ -162,13 +173,6 @@ func Deployment(isvc *inferencev1alpha1.InferenceService, in Inputs) (*appsv1ac.
 	}
 	for _, s := range spec.ImagePullSecrets {
 		podSpec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(s.Name))
-	}
-	if spec.PodSecurityContext != nil {
-		psc := &corev1ac.PodSecurityContextApplyConfiguration{}
-		if err := convert(spec.PodSecurityContext, psc); err != nil {
-			return nil, fmt.Errorf("spec.podSecurityContext: %w", err)
-		}
-		podSpec.WithSecurityContext(psc)
 	}
 
 	template := corev1ac.PodTemplateSpec().
@@ -196,6 +200,41 @@ func Deployment(isvc *inferencev1alpha1.InferenceService, in Inputs) (*appsv1ac.
 		WithLabels(operatorLabels(isvc)).
 		WithOwnerReferences(ownerReference(isvc)).
 		WithSpec(depSpec), nil
+}
+
+// wantsNonRoot says whether the InferenceService asks for a non-root user, at pod or container
+// level. Such a pod is made to satisfy the restricted Pod Security Standard.
+func wantsNonRoot(spec *inferencev1alpha1.InferenceServiceSpec) bool {
+	return (spec.PodSecurityContext != nil && ptr.Deref(spec.PodSecurityContext.RunAsNonRoot, false)) ||
+		(spec.SecurityContext != nil && ptr.Deref(spec.SecurityContext.RunAsNonRoot, false))
+}
+
+// restrict fills in what the restricted Pod Security Standard requires and the spec left unset:
+// no privilege escalation, every capability dropped, and the runtime's default seccomp profile.
+// A value the user set explicitly is kept, even a weaker one: it is theirs to choose.
+//
+// Note: runtime images often run as root, so this applies only when the spec asks for non-root;
+// other inference pods satisfy the baseline standard as they are.
+func restrict(pod *corev1ac.PodSpecApplyConfiguration, c *corev1ac.ContainerApplyConfiguration) {
+	if c.SecurityContext == nil {
+		c.WithSecurityContext(corev1ac.SecurityContext())
+	}
+	sc := c.SecurityContext
+	if sc.AllowPrivilegeEscalation == nil {
+		sc.WithAllowPrivilegeEscalation(false)
+	}
+	if sc.Capabilities == nil {
+		sc.WithCapabilities(corev1ac.Capabilities())
+	}
+	if !slices.Contains(sc.Capabilities.Drop, corev1.Capability("ALL")) {
+		sc.Capabilities.WithDrop("ALL")
+	}
+	if sc.SeccompProfile == nil && (pod.SecurityContext == nil || pod.SecurityContext.SeccompProfile == nil) {
+		if pod.SecurityContext == nil {
+			pod.WithSecurityContext(corev1ac.PodSecurityContext())
+		}
+		pod.SecurityContext.WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))
+	}
 }
 
 func gpus(spec *inferencev1alpha1.InferenceServiceSpec) int32 {

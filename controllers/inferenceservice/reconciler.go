@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -21,16 +22,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
@@ -58,15 +61,16 @@ type Reconciler struct {
 	// EmitScrapeAnnotations adds prometheus.io/* hints to the pod template.
 	EmitScrapeAnnotations bool
 
-	// statusWrittenFrom is, per InferenceService, the resourceVersion its last status write was
-	// computed from, until the cache has moved past it (see reconcileStatus).
-	statusWrittenFrom syncMap
+	// lastStatus is, per InferenceService, the last status this process wrote and the
+	// resourceVersion it was computed from, until the cache has moved past it (see
+	// reconcileStatus).
+	lastStatus sync.Map
 }
 
 // SetupWithManager watches InferenceServices and the objects they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&inferencev1alpha1.InferenceService{}).
+		For(&inferencev1alpha1.InferenceService{}, builder.WithPredicates(specOrMetadataChanged)).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
@@ -75,13 +79,25 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Complete(r)
 }
 
+// specOrMetadataChanged lets through every event but an update of status alone: the operator's
+// own status write would otherwise make it reconcile once more, and a rejected apply would be
+// sent again for nothing.
+var specOrMetadataChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+	predicate.AnnotationChangedPredicate{}, deletionChanged)
+
+// deletionChanged lets an update through when the deletion timestamp or the finalizers change.
+var deletionChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	return !e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp()) ||
+		!slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers())
+}}
+
 // Reconcile reads the InferenceService, computes the desired objects, applies those whose owned
 // fields differ, and reports status.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	isvc := &inferencev1alpha1.InferenceService{}
 	if err := r.Client.Get(ctx, req.NamespacedName, isvc); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.statusWrittenFrom.Delete(req.NamespacedName)
+			r.lastStatus.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -107,7 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		rejected = append(rejected, err)
 	}
 	applyErr := errors.Join(rejected...)
-	if applyErr != nil {
+	if applyErr != nil && ownership.NewRejection(isvc.Status.Conditions, inferencev1alpha1.ConditionDegraded, isvc.Generation, applyErr.Error()) {
 		r.Recorder.Eventf(isvc, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%s", applyErr.Error())
 	}
 	if err := r.reconcileStatus(ctx, isvc, live, applyErr, deferred); err != nil {
@@ -338,15 +354,3 @@ func allInvalid(errs []error) bool {
 }
 
 // syncMap maps an object to a resourceVersion, safe for concurrent reconciles.
-type syncMap struct{ m sync.Map }
-
-func (s *syncMap) Load(k types.NamespacedName) (string, bool) {
-	v, ok := s.m.Load(k)
-	if !ok {
-		return "", false
-	}
-	return v.(string), true
-}
-
-func (s *syncMap) Store(k types.NamespacedName, v string) { s.m.Store(k, v) }
-func (s *syncMap) Delete(k types.NamespacedName)          { s.m.Delete(k) }

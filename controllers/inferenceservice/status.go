@@ -7,7 +7,9 @@ Licensed under the Apache License, Version 2.0.
 package inferenceservice
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -18,6 +20,7 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/rollout"
 )
 
@@ -70,7 +73,7 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, a
 		}
 	}
 	if applyErr != nil {
-		set(inferencev1alpha1.ConditionDegraded, metav1.ConditionTrue, ReasonApplyRejected, applyErr.Error())
+		set(inferencev1alpha1.ConditionDegraded, metav1.ConditionTrue, ReasonApplyRejected, ownership.Truncate(applyErr.Error(), ownership.ConditionMessageLimit))
 	} else {
 		set(inferencev1alpha1.ConditionDegraded, metav1.ConditionFalse, ReasonApplied, "every object was applied")
 	}
@@ -126,27 +129,53 @@ func owns(t string) bool {
 //
 // Note: when the cache still holds the exact object (resourceVersion) the last status write of
 // this process was computed from, that write has not reached the cache yet: comparing with the
-// stale status would send the same status again (with a new lastTransitionTime). The write's own
-// watch event brings another reconcile, which sees it; until then the status is left alone. This
-// took convergence from 1.04-1.5 status writes per InferenceService to 1.
+// stale status would send the same status again (with a new lastTransitionTime). So a status equal
+// to that last write (times aside) is not sent again; a different one is. It does not wait for the
+// write's own watch event, which the reconciler filters out (status-only updates do not
+// reconcile). This took convergence from 1.04-1.5 status writes per InferenceService to 1.
 func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, applyErr error, deferred *rollout.Decision) error {
 	key := client.ObjectKeyFromObject(isvc)
-	if from, ok := r.statusWrittenFrom.Load(key); ok {
-		if from == isvc.ResourceVersion {
-			return nil
+	desired := Status(isvc, live, applyErr, deferred)
+	wanted, err := statusFingerprint(desired)
+	if err != nil {
+		return err
+	}
+	if v, ok := r.lastStatus.Load(key); ok {
+		last := v.(statusWrite)
+		if last.from == isvc.ResourceVersion && bytes.Equal(last.status, wanted) {
+			return nil // our last write says this already; the cache has not caught up with it
 		}
-		r.statusWrittenFrom.Delete(key)
+		if last.from != isvc.ResourceVersion {
+			r.lastStatus.Delete(key)
+		}
 	}
 	owned, err := acv1alpha1.ExtractInferenceServiceStatus(isvc, r.Applier.FieldManager)
 	if err != nil {
 		return err
 	}
-	desired := Status(isvc, live, applyErr, deferred)
 	sent, err := r.Applier.ApplyIfChangedStatus(ctx, owned, desired)
 	// The apply decoded the server's answer into desired; an unchanged resourceVersion means the
-	// write changed nothing and brings no event.
+	// write changed nothing.
 	if sent && err == nil && desired.ResourceVersion != nil && *desired.ResourceVersion != isvc.ResourceVersion {
-		r.statusWrittenFrom.Store(key, isvc.ResourceVersion)
+		r.lastStatus.Store(key, statusWrite{from: isvc.ResourceVersion, status: wanted})
 	}
 	return err
+}
+
+// statusWrite is the last status this process wrote for an InferenceService, and the
+// resourceVersion of the object it was computed from.
+type statusWrite struct {
+	from   string
+	status []byte
+}
+
+// statusFingerprint is the status without the conditions' lastTransitionTime, which a status
+// computed from a stale object sets anew each second.
+func statusFingerprint(ac *acv1alpha1.InferenceServiceApplyConfiguration) ([]byte, error) {
+	st := *ac.Status
+	st.Conditions = append(st.Conditions[:0:0], st.Conditions...)
+	for i := range st.Conditions {
+		st.Conditions[i].LastTransitionTime = nil
+	}
+	return json.Marshal(st)
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,8 +26,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
@@ -95,7 +98,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&inferencev1alpha1.ModelRouter{}).
+		For(&inferencev1alpha1.ModelRouter{}, builder.WithPredicates(specOrMetadataChanged)).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
@@ -121,6 +124,18 @@ func (r *Reconciler) referencing(index string) handler.MapFunc {
 		return out
 	}
 }
+
+// specOrMetadataChanged lets through every event but an update of status alone: the operator's
+// own status write would otherwise make it reconcile once more, and a rejected apply would be
+// sent again for nothing.
+var specOrMetadataChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
+	predicate.AnnotationChangedPredicate{}, deletionChanged)
+
+// deletionChanged lets an update through when the deletion timestamp or the finalizers change.
+var deletionChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+	return !e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp()) ||
+		!slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers())
+}}
 
 // Reconcile reads the ModelRouter, resolves its backends, applies the objects whose owned fields
 // differ, and reports status.
@@ -162,7 +177,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		rejected = append(rejected, err)
 	}
 	applyErr := errors.Join(rejected...)
-	if applyErr != nil {
+	if applyErr != nil && ownership.NewRejection(router.Status.Conditions, inferencev1alpha1.ConditionDegraded, router.Generation, applyErr.Error()) {
 		r.Recorder.Eventf(router, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%s", applyErr.Error())
 	}
 	if err := r.reconcileStatus(ctx, router, live, res, applyErr); err != nil {

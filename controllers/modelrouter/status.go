@@ -19,6 +19,7 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/ownership"
 )
 
 // Condition reasons.
@@ -66,7 +67,7 @@ func Status(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res 
 	}
 
 	if applyErr != nil {
-		set(inferencev1alpha1.ConditionDegraded, metav1.ConditionTrue, ReasonApplyRejected, applyErr.Error())
+		set(inferencev1alpha1.ConditionDegraded, metav1.ConditionTrue, ReasonApplyRejected, ownership.Truncate(applyErr.Error(), ownership.ConditionMessageLimit))
 	} else {
 		set(inferencev1alpha1.ConditionDegraded, metav1.ConditionFalse, ReasonApplied, "every object was applied")
 	}

@@ -132,6 +132,36 @@ var _ = Describe("Admission", func() {
 			"spec.model.source must be a Hugging Face repo id"),
 		Entry("generic without an image", "InferenceService", isvcSpec(func(s map[string]any) { s["runtime"] = "generic" }),
 			"spec.image is required when runtime is generic"),
+		Entry("endpoint.port 70000", "InferenceService", isvcSpec(func(s map[string]any) { s["endpoint"] = map[string]any{"port": 70000} }),
+			"spec.endpoint.port in body should be less than or equal to 65535"),
+		Entry("an endpoint path without a leading slash", "InferenceService", isvcSpec(func(s map[string]any) { s["endpoint"] = map[string]any{"path": "v1"} }),
+			"spec.endpoint.path in body should match '^/'"),
+		Entry("negative replicas", "InferenceService", isvcSpec(func(s map[string]any) { s["replicas"] = -1 }),
+			"spec.replicas in body should be greater than or equal to 0"),
+		Entry("minReplicas 0", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["autoscaling"] = map[string]any{"minReplicas": 0, "maxReplicas": 2}
+		}), "spec.autoscaling.minReplicas in body should be greater than or equal to 1"),
+		Entry("a label value with a space", "InferenceService", isvcSpec(func(s map[string]any) { s["podLabels"] = map[string]any{"team": "a b"} }),
+			"spec.podLabels.team in body should"),
+		Entry("a label key name over 63 characters", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["podLabels"] = map[string]any{"example.com/a234567890123456789012345678901234567890123456789012345678901234": "v"}
+		}), "spec.podLabels has an invalid label key: example.com/a234567890123456789012345678901234567890123456789012345678901234"),
+		Entry("an annotation key with an empty name", "InferenceService", isvcSpec(func(s map[string]any) { s["podAnnotations"] = map[string]any{"example.com/": "v"} }),
+			"spec.podAnnotations has an invalid annotation key: example.com/"),
+		Entry("an hf:// source without a repo", "InferenceService", isvcSpec(func(s map[string]any) { s["model"] = map[string]any{"source": "hf://org"} }),
+			"spec.model.source must be a Hugging Face repo id"),
+		Entry("an ftp model URL", "InferenceService", isvcSpec(func(s map[string]any) { s["model"] = map[string]any{"source": "ftp://example.com/m.gguf"} }),
+			"spec.model.source must be a Hugging Face repo id"),
+		Entry("an empty model source", "InferenceService", isvcSpec(func(s map[string]any) { s["model"] = map[string]any{"source": ""} }),
+			"spec.model.source in body should be at least 1 chars long"),
+		Entry("a missing model", "InferenceService", map[string]any{"replicas": 1}, "spec.model: Required value"),
+		Entry("more than 64 GPUs", "InferenceService", isvcSpec(func(s map[string]any) { s["resources"] = map[string]any{"gpu": 65} }),
+			"spec.resources.gpu in body should be less than or equal to 64"),
+		Entry("a router port of 70000", "ModelRouter", routerSpec(func(s map[string]any) { s["endpoint"] = map[string]any{"port": 70000} }),
+			"spec.endpoint.port in body should be less than or equal to 65535"),
+		Entry("a router label value too long", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["proxy"] = map[string]any{"podLabels": map[string]any{"team": "a234567890123456789012345678901234567890123456789012345678901234"}}
+		}), "spec.proxy.podLabels.team: Too long: may not be more than 63 bytes"),
 		Entry("the router's reserved label", "ModelRouter", routerSpec(func(s map[string]any) {
 			s["proxy"] = map[string]any{"podLabels": map[string]any{"inference.llmkube.dev/model-router": "x"}}
 		}), "spec.proxy.podLabels must not set inference.llmkube.dev/model-router"),

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -20,7 +21,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -35,14 +35,43 @@ import (
 type operator struct {
 	mu       sync.Mutex
 	requests []string // "VERB /path"
-	cancel   context.CancelFunc
-	done     chan struct{}
-	cfg      controllers.Config
+	// secretRequests are the requests on Secrets, with their Accept header.
+	secretRequests []string
+	mgr            ctrl.Manager
+	// elected is closed when this replica leads (leader election only).
+	elected chan struct{}
+	// writeDelay holds every write this long before it is sent (nanoseconds), so that a spec can
+	// keep writes in flight.
+	writeDelay atomic.Int64
+	cancel     context.CancelFunc
+	done       chan struct{}
+	cfg        controllers.Config
 }
 
 // startOperator runs the operator's wiring (controllers.Setup, as the binary does) against the
 // test API server until the spec ends. A zero FieldManager means the default.
 func startOperator(ns string, cfg controllers.Config) *operator {
+	return startOperatorWith(operatorOptions{namespaces: []string{ns}, cfg: cfg})
+}
+
+// operatorOptions are the knobs of the specs that need more than one namespace, another API
+// server, leader election, or the API server's warnings.
+type operatorOptions struct {
+	cfg controllers.Config
+	// namespaces to watch, as --watch-namespaces; all when empty.
+	namespaces []string
+	// restConfig of the API server; the suite's when nil.
+	restConfig *rest.Config
+	// leaderElection in this namespace, with short timings, when not empty.
+	leaderElection string
+	// warnings receives every warning header the API server sends the operator.
+	warnings rest.WarningHandlerWithContext
+	// noCleanup leaves stopping to the spec (a replica stopped mid-run).
+	noCleanup bool
+}
+
+func startOperatorWith(o operatorOptions) *operator {
+	cfg := o.cfg
 	if cfg.FieldManager == "" {
 		cfg.FieldManager = ownership.DefaultFieldManager
 	}
@@ -53,24 +82,51 @@ func startOperator(ns string, cfg controllers.Config) *operator {
 		cfg.MaxConcurrentReconciles = 2
 	}
 	op := &operator{done: make(chan struct{}), cfg: cfg}
-	restCfg := rest.CopyConfig(cfg0())
+	base := o.restConfig
+	if base == nil {
+		base = cfg0()
+	}
+	restCfg := rest.CopyConfig(base)
 	restCfg.UserAgent = "llmkube-operator-under-test"
+	if o.warnings != nil {
+		restCfg.WarningHandlerWithContext = o.warnings
+	}
 	restCfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 			op.mu.Lock()
 			op.requests = append(op.requests, req.Method+" "+req.URL.Path)
+			if strings.Contains(req.URL.Path, "/secrets") {
+				op.secretRequests = append(op.secretRequests, req.Method+" "+req.URL.String()+" Accept: "+req.Header.Get("Accept"))
+			}
 			op.mu.Unlock()
+			if d := op.writeDelay.Load(); d > 0 && req.Method != http.MethodGet {
+				time.Sleep(time.Duration(d))
+			}
 			return rt.RoundTrip(req)
 		})
 	}
-	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+	// The cache the binary uses, with its default transform, scoped as --watch-namespaces would.
+	cacheOpts, err := controllers.CacheOptions(controllers.CacheTransformSafe, o.namespaces)
+	Expect(err).NotTo(HaveOccurred())
+	opts := ctrl.Options{
 		Scheme:     testenv.Scheme(),
-		Cache:      cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Cache:      cacheOpts,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	if o.leaderElection != "" {
+		opts.LeaderElection = true
+		opts.LeaderElectionID = "llmkube-operator.inference.llmkube.dev"
+		opts.LeaderElectionNamespace = o.leaderElection
+		opts.LeaseDuration = ptr.To(2 * time.Second)
+		opts.RenewDeadline = ptr.To(1500 * time.Millisecond)
+		opts.RetryPeriod = ptr.To(300 * time.Millisecond)
+		op.elected = make(chan struct{})
+	}
+	mgr, err := ctrl.NewManager(restCfg, opts)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(controllers.Setup(mgr, cfg)).To(Succeed())
+	op.mgr = mgr
 	ctx, cancel := context.WithCancel(suiteCtx)
 	op.cancel = cancel
 	go func() {
@@ -78,13 +134,30 @@ func startOperator(ns string, cfg controllers.Config) *operator {
 		defer close(op.done)
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
-	DeferCleanup(op.stop)
+	if op.elected != nil {
+		go func() {
+			select {
+			case <-mgr.Elected():
+				close(op.elected)
+			case <-ctx.Done():
+			}
+		}()
+	}
+	if !o.noCleanup {
+		DeferCleanup(op.stop)
+	}
 	return op
 }
 
 func (op *operator) stop() {
 	op.cancel()
 	<-op.done
+}
+
+func (op *operator) secretReads() []string {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return append([]string(nil), op.secretRequests...)
 }
 
 // writes returns the requests that changed something (anything but GET), from index from on.
@@ -98,6 +171,13 @@ func (op *operator) writes(from int) []string {
 		}
 	}
 	return out
+}
+
+// requestsSince returns every request from index from on.
+func (op *operator) requestsSince(from int) []string {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	return append([]string(nil), op.requests[from:]...)
 }
 
 func (op *operator) mark() int {
