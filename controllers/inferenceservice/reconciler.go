@@ -130,7 +130,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	// A rejection by validation will not heal by retrying the same spec; anything else might.
-	if applyErr != nil && !allInvalid(rejected) {
+	if applyErr != nil && !ownership.Permanent(rejected) {
 		return ctrl.Result{}, applyErr
 	}
 	if deferred != nil {
@@ -271,20 +271,7 @@ func keepStartupProtection(isvc *inferencev1alpha1.InferenceService, in Inputs, 
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, isvc *inferencev1alpha1.InferenceService) error {
-	live := &corev1.Service{}
-	var owned any
-	switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(isvc), live); {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return err
-	default:
-		extracted, err := corev1ac.ExtractService(live, r.Applier.FieldManager)
-		if err != nil {
-			return err
-		}
-		owned = extracted
-	}
-	return r.applyIfChanged(ctx, "Service", ownership.Change{Owner: isvc, Live: liveIf(owned != nil, live), Owned: owned, Desired: Service(isvc)})
+	return ownership.Sync(ctx, r.Applier, r.Client, isvc, client.ObjectKeyFromObject(isvc), &corev1.Service{}, corev1ac.ExtractService, Service(isvc))
 }
 
 func (r *Reconciler) reconcileHPA(ctx context.Context, isvc *inferencev1alpha1.InferenceService) error {
@@ -305,28 +292,15 @@ func (r *Reconciler) reconcileHPA(ctx context.Context, isvc *inferencev1alpha1.I
 		}
 		return nil
 	}
-	var owned any
+	c := ownership.Change{Owner: isvc, Desired: desired}
 	if exists {
-		extracted, err := autoscalingv2ac.ExtractHorizontalPodAutoscaler(live, r.Applier.FieldManager)
+		owned, err := autoscalingv2ac.ExtractHorizontalPodAutoscaler(live, r.Applier.FieldManager)
 		if err != nil {
 			return err
 		}
-		owned = extracted
+		c.Live, c.Owned = live, owned
 	}
-	return r.applyIfChanged(ctx, "HorizontalPodAutoscaler", ownership.Change{Owner: isvc, Live: liveIf(exists, live), Owned: owned, Desired: desired})
-}
-
-// applyIfChanged applies desired unless the operator's owned fields hold it already, and says
-// which object the API server rejected.
-func (r *Reconciler) applyIfChanged(ctx context.Context, kind string, c ownership.Change) error {
-	sent, err := r.Applier.ApplyIfChanged(ctx, c)
-	if err != nil {
-		return fmt.Errorf("%s apply rejected by the API server: %w", kind, err)
-	}
-	if sent {
-		log.FromContext(ctx).V(1).Info("applied", "kind", kind)
-	}
-	return nil
+	return r.Applier.ApplyChange(ctx, c)
 }
 
 // liveObject keeps a nil Deployment a nil interface.
@@ -335,22 +309,6 @@ func liveObject(d *appsv1.Deployment) client.Object {
 		return nil
 	}
 	return d
-}
-
-func liveIf(exists bool, obj client.Object) client.Object {
-	if !exists {
-		return nil
-	}
-	return obj
-}
-
-func allInvalid(errs []error) bool {
-	for _, err := range errs {
-		if !apierrors.IsInvalid(err) && !apierrors.IsRequestEntityTooLargeError(err) && !apierrors.IsBadRequest(err) {
-			return false
-		}
-	}
-	return true
 }
 
 // syncMap maps an object to a resourceVersion, safe for concurrent reconciles.

@@ -11,7 +11,6 @@ package modelrouter
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -184,7 +183,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	// A rejection by validation will not heal by retrying the same spec; anything else might.
-	if applyErr != nil && !allInvalid(rejected) {
+	if applyErr != nil && !ownership.Permanent(rejected) {
 		return ctrl.Result{}, applyErr
 	}
 	return ctrl.Result{}, nil
@@ -224,20 +223,8 @@ func (r *Reconciler) lookup(ctx context.Context, router *inferencev1alpha1.Model
 }
 
 func (r *Reconciler) reconcileConfigMap(ctx context.Context, router *inferencev1alpha1.ModelRouter, data map[string]string) error {
-	live := &corev1.ConfigMap{}
-	var owned any
-	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}, live); {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return err
-	default:
-		extracted, err := corev1ac.ExtractConfigMap(live, r.Applier.FieldManager)
-		if err != nil {
-			return err
-		}
-		owned = extracted
-	}
-	return r.applyIfChanged(ctx, "ConfigMap", ownership.Change{Owner: router, Live: liveIf(owned != nil, live), Owned: owned, Desired: ConfigMap(router, data)})
+	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
+	return ownership.Sync(ctx, r.Applier, r.Client, router, key, &corev1.ConfigMap{}, corev1ac.ExtractConfigMap, ConfigMap(router, data))
 }
 
 func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, in Inputs) error {
@@ -255,51 +242,10 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev
 		}
 		owned, liveObj = extracted, live
 	}
-	return r.applyIfChanged(ctx, "Deployment", ownership.Change{Owner: router, Live: liveObj, Owned: owned, Desired: desired})
+	return r.Applier.ApplyChange(ctx, ownership.Change{Owner: router, Live: liveObj, Owned: owned, Desired: desired})
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, router *inferencev1alpha1.ModelRouter) error {
-	live := &corev1.Service{}
-	var owned any
-	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}, live); {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return err
-	default:
-		extracted, err := corev1ac.ExtractService(live, r.Applier.FieldManager)
-		if err != nil {
-			return err
-		}
-		owned = extracted
-	}
-	return r.applyIfChanged(ctx, "Service", ownership.Change{Owner: router, Live: liveIf(owned != nil, live), Owned: owned, Desired: Service(router)})
-}
-
-// applyIfChanged applies desired unless the operator's owned fields hold it already, and says
-// which object the API server rejected.
-func (r *Reconciler) applyIfChanged(ctx context.Context, kind string, c ownership.Change) error {
-	sent, err := r.Applier.ApplyIfChanged(ctx, c)
-	if err != nil {
-		return fmt.Errorf("%s apply rejected by the API server: %w", kind, err)
-	}
-	if sent {
-		log.FromContext(ctx).V(1).Info("applied", "kind", kind)
-	}
-	return nil
-}
-
-func liveIf(exists bool, obj client.Object) client.Object {
-	if !exists {
-		return nil
-	}
-	return obj
-}
-
-func allInvalid(errs []error) bool {
-	for _, err := range errs {
-		if !apierrors.IsInvalid(err) && !apierrors.IsRequestEntityTooLargeError(err) && !apierrors.IsBadRequest(err) {
-			return false
-		}
-	}
-	return true
+	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
+	return ownership.Sync(ctx, r.Applier, r.Client, router, key, &corev1.Service{}, corev1ac.ExtractService, Service(router))
 }
