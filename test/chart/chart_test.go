@@ -172,6 +172,7 @@ func TestArgsFromValues(t *testing.T) {
 		"--field-manager=llmkube-operator",
 		"--adopt-legacy-ownership=false",
 		"--emit-scrape-annotations=false",
+		"--cache-transform=safe",
 		"--leader-elect=true",
 		"--zap-log-level=info",
 		"--metrics-bind-address=:8080",
@@ -191,6 +192,7 @@ func TestArgsFromValues(t *testing.T) {
 		"--set", "logLevel=debug",
 		"--set", "metrics.port=9090",
 		"--set", "watchNamespaces={a,b}",
+		"--set", "cacheTransform=none",
 	))
 	for _, a := range []string{
 		"--field-manager=acme-llm",
@@ -201,6 +203,7 @@ func TestArgsFromValues(t *testing.T) {
 		"--zap-log-level=debug",
 		"--metrics-bind-address=:9090",
 		"--watch-namespaces=a,b",
+		"--cache-transform=none",
 	} {
 		if !slices.Contains(got, a) {
 			t.Errorf("args %q lack %q", got, a)
