@@ -123,9 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		rejected = append(rejected, err)
 	}
 	applyErr := errors.Join(rejected...)
-	if applyErr != nil && ownership.NewRejection(isvc.Status.Conditions, inferencev1alpha1.ConditionDegraded, isvc.Generation, applyErr.Error()) {
-		r.Recorder.Eventf(isvc, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%s", applyErr.Error())
-	}
+	ownership.ReportRejection(r.Recorder, isvc, isvc.Status.Conditions, isvc.Generation, applyErr)
 	if err := r.reconcileStatus(ctx, isvc, live, applyErr, deferred); err != nil {
 		return ctrl.Result{}, err
 	}

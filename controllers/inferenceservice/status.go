@@ -14,7 +14,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -30,8 +29,6 @@ const (
 	ReasonUnavailable      = "Unavailable"
 	ReasonRollingOut       = "RollingOut"
 	ReasonRolledOut        = "RolledOut"
-	ReasonApplied          = "Applied"
-	ReasonApplyRejected    = "ApplyRejected"
 	ReasonDeploymentAbsent = "DeploymentAbsent"
 )
 
@@ -72,11 +69,7 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, a
 			set(inferencev1alpha1.ConditionProgressing, metav1.ConditionFalse, ReasonRolledOut, "the Deployment is rolled out")
 		}
 	}
-	if applyErr != nil {
-		set(inferencev1alpha1.ConditionDegraded, metav1.ConditionTrue, ReasonApplyRejected, ownership.Truncate(applyErr.Error(), ownership.ConditionMessageLimit))
-	} else {
-		set(inferencev1alpha1.ConditionDegraded, metav1.ConditionFalse, ReasonApplied, "every object was applied")
-	}
+	ownership.SetDegraded(&conds, gen, applyErr)
 
 	if deferred != nil {
 		set(inferencev1alpha1.ConditionRolloutDeferred, metav1.ConditionTrue, deferred.Reason, deferred.Message)
@@ -103,14 +96,7 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, a
 	if readyReplicas > 0 {
 		status.WithReadyReplicas(readyReplicas)
 	}
-	for _, c := range conds {
-		if !owns(c.Type) {
-			continue
-		}
-		status.WithConditions(metav1ac.Condition().
-			WithType(c.Type).WithStatus(c.Status).WithReason(c.Reason).WithMessage(c.Message).
-			WithObservedGeneration(c.ObservedGeneration).WithLastTransitionTime(c.LastTransitionTime))
-	}
+	status.WithConditions(ownership.ConditionsToApply(conds, owns)...)
 	return acv1alpha1.InferenceService(isvc.Name, isvc.Namespace).WithStatus(status)
 }
 

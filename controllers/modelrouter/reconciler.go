@@ -176,9 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		rejected = append(rejected, err)
 	}
 	applyErr := errors.Join(rejected...)
-	if applyErr != nil && ownership.NewRejection(router.Status.Conditions, inferencev1alpha1.ConditionDegraded, router.Generation, applyErr.Error()) {
-		r.Recorder.Eventf(router, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%s", applyErr.Error())
-	}
+	ownership.ReportRejection(r.Recorder, router, router.Status.Conditions, router.Generation, applyErr)
 	if err := r.reconcileStatus(ctx, router, live, res, applyErr); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -14,7 +14,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/ptr"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
@@ -29,8 +28,6 @@ const (
 	ReasonDeploymentAbsent = "DeploymentAbsent"
 	ReasonResolved         = "Resolved"
 	ReasonBackendNotFound  = "BackendNotFound"
-	ReasonApplied          = "Applied"
-	ReasonApplyRejected    = "ApplyRejected"
 )
 
 // Status is the status the operator wants for router, given its live proxy Deployment (nil when
@@ -66,23 +63,12 @@ func Status(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res 
 		set(inferencev1alpha1.ConditionResolvedRefs, metav1.ConditionTrue, ReasonResolved, "every backend resolves")
 	}
 
-	if applyErr != nil {
-		set(inferencev1alpha1.ConditionDegraded, metav1.ConditionTrue, ReasonApplyRejected, ownership.Truncate(applyErr.Error(), ownership.ConditionMessageLimit))
-	} else {
-		set(inferencev1alpha1.ConditionDegraded, metav1.ConditionFalse, ReasonApplied, "every object was applied")
-	}
+	ownership.SetDegraded(&conds, gen, applyErr)
 
 	status := acv1alpha1.ModelRouterStatus().
 		WithObservedGeneration(gen).
 		WithEndpoint(Endpoint(router))
-	for _, c := range conds {
-		if !owns(c.Type) {
-			continue
-		}
-		status.WithConditions(metav1ac.Condition().
-			WithType(c.Type).WithStatus(c.Status).WithReason(c.Reason).WithMessage(c.Message).
-			WithObservedGeneration(c.ObservedGeneration).WithLastTransitionTime(c.LastTransitionTime))
-	}
+	status.WithConditions(ownership.ConditionsToApply(conds, owns)...)
 	for _, r := range res {
 		// Note: resolved is required (no omitempty), so false is stored and extracted like true and
 		// is always sent; url and message are omitempty and left out when empty, as the typed

@@ -61,14 +61,8 @@ type Change struct {
 // Note: a no-op apply does not change the object, but it is still a request; skipping it is what
 // keeps a steady-state reconcile at zero writes.
 func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
-	if c.Owned != nil {
-		same, err := OwnedEqualsDesired(c.Owned, c.Desired)
-		if err != nil {
-			return false, err
-		}
-		if same {
-			return false, nil
-		}
+	if same, err := alreadyOwned(c.Owned, c.Desired); err != nil || same {
+		return false, err
 	}
 	if c.Live != nil {
 		a.reportConflicts(c)
@@ -79,11 +73,16 @@ func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
 // ApplyIfChangedStatus is ApplyIfChanged for the status subresource; owned comes from the
 // status extraction of the live object.
 func (a Applier) ApplyIfChangedStatus(ctx context.Context, owned any, desired runtime.ApplyConfiguration) (bool, error) {
-	if owned != nil {
-		same, err := OwnedEqualsDesired(owned, desired)
-		if err != nil || same {
-			return false, err
-		}
+	if same, err := alreadyOwned(owned, desired); err != nil || same {
+		return false, err
 	}
 	return true, a.ApplyStatus(ctx, desired)
+}
+
+// alreadyOwned says whether owned (nil when the object does not exist) holds desired already.
+func alreadyOwned(owned any, desired runtime.ApplyConfiguration) (bool, error) {
+	if owned == nil {
+		return false, nil
+	}
+	return OwnedEqualsDesired(owned, desired)
 }
