@@ -48,25 +48,13 @@ func newISVC(ns, name string, mutate func(*inferencev1alpha1.InferenceService)) 
 }
 
 // editISVC changes the spec as a person would, retrying on conflicts.
-func editISVC(ns, name string, edit func(*inferencev1alpha1.InferenceService)) {
-	Eventually(func() error {
-		isvc := &inferencev1alpha1.InferenceService{}
-		if err := k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name}, isvc); err != nil {
-			return err
-		}
-		edit(isvc)
-		return k8sClient.Update(suiteCtx, isvc)
-	}).Should(Succeed())
+func editISVC(ns, name string, change func(*inferencev1alpha1.InferenceService)) {
+	edit(ns, name, &inferencev1alpha1.InferenceService{}, change)
 }
 
 // touch changes nothing the operator reads but makes it reconcile.
 func touch(ns, name string) {
-	editISVC(ns, name, func(isvc *inferencev1alpha1.InferenceService) {
-		if isvc.Annotations == nil {
-			isvc.Annotations = map[string]string{}
-		}
-		isvc.Annotations["test.llmkube.dev/touched"] = time.Now().Format(time.RFC3339Nano)
-	})
+	editISVC(ns, name, func(isvc *inferencev1alpha1.InferenceService) { touched(isvc) })
 }
 
 func deployment(ns, name string) *appsv1.Deployment {
@@ -76,14 +64,7 @@ func deployment(ns, name string) *appsv1.Deployment {
 }
 
 func eventuallyDeployment(ns, name string, match func(g Gomega, d *appsv1.Deployment)) *appsv1.Deployment {
-	var out *appsv1.Deployment
-	Eventually(func(g Gomega) {
-		d := &appsv1.Deployment{}
-		g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name}, d)).To(Succeed())
-		match(g, d)
-		out = d
-	}).WithTimeout(20 * time.Second).Should(Succeed())
-	return out
+	return eventually(ns, name, &appsv1.Deployment{}, match)
 }
 
 // otherToolsWrite puts keys on the pod template the way other tools do: a GitOps label by Update,

@@ -51,25 +51,13 @@ func newRouter(ns, name string, mutate func(*inferencev1alpha1.ModelRouter)) *in
 }
 
 // editRouter changes the spec as a person would, retrying on conflicts.
-func editRouter(ns, name string, edit func(*inferencev1alpha1.ModelRouter)) {
-	Eventually(func() error {
-		r := &inferencev1alpha1.ModelRouter{}
-		if err := k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name}, r); err != nil {
-			return err
-		}
-		edit(r)
-		return k8sClient.Update(suiteCtx, r)
-	}).Should(Succeed())
+func editRouter(ns, name string, change func(*inferencev1alpha1.ModelRouter)) {
+	edit(ns, name, &inferencev1alpha1.ModelRouter{}, change)
 }
 
 // touchRouter changes nothing the operator reads but makes it reconcile the router.
 func touchRouter(ns, name string) {
-	editRouter(ns, name, func(r *inferencev1alpha1.ModelRouter) {
-		if r.Annotations == nil {
-			r.Annotations = map[string]string{}
-		}
-		r.Annotations["test.llmkube.dev/touched"] = time.Now().Format(time.RFC3339Nano)
-	})
+	editRouter(ns, name, func(r *inferencev1alpha1.ModelRouter) { touched(r) })
 }
 
 func getRouter(ns, name string) *inferencev1alpha1.ModelRouter {
@@ -79,14 +67,7 @@ func getRouter(ns, name string) *inferencev1alpha1.ModelRouter {
 }
 
 func eventuallyConfigMap(ns, name string, match func(g Gomega, cm *corev1.ConfigMap)) *corev1.ConfigMap {
-	var out *corev1.ConfigMap
-	Eventually(func(g Gomega) {
-		cm := &corev1.ConfigMap{}
-		g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name}, cm)).To(Succeed())
-		match(g, cm)
-		out = cm
-	}).WithTimeout(20 * time.Second).Should(Succeed())
-	return out
+	return eventually(ns, name, &corev1.ConfigMap{}, match)
 }
 
 func routerSelector(name string) map[string]string {
