@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -31,9 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
@@ -70,7 +67,7 @@ type Reconciler struct {
 // SetupWithManager watches InferenceServices and the objects they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&inferencev1alpha1.InferenceService{}, builder.WithPredicates(specOrMetadataChanged)).
+		For(&inferencev1alpha1.InferenceService{}, builder.WithPredicates(ownership.SpecOrMetadataChanged)).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
@@ -78,18 +75,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Named("inferenceservice").
 		Complete(r)
 }
-
-// specOrMetadataChanged lets through every event but an update of status alone: the operator's
-// own status write would otherwise make it reconcile once more, and a rejected apply would be
-// sent again for nothing.
-var specOrMetadataChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
-	predicate.AnnotationChangedPredicate{}, deletionChanged)
-
-// deletionChanged lets an update through when the deletion timestamp or the finalizers change.
-var deletionChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-	return !e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp()) ||
-		!slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers())
-}}
 
 // Reconcile reads the InferenceService, computes the desired objects, applies those whose owned
 // fields differ, and reports status.

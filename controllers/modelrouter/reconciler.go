@@ -11,7 +11,6 @@ package modelrouter
 import (
 	"context"
 	"errors"
-	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -25,10 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
@@ -97,7 +94,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&inferencev1alpha1.ModelRouter{}, builder.WithPredicates(specOrMetadataChanged)).
+		For(&inferencev1alpha1.ModelRouter{}, builder.WithPredicates(ownership.SpecOrMetadataChanged)).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
@@ -123,18 +120,6 @@ func (r *Reconciler) referencing(index string) handler.MapFunc {
 		return out
 	}
 }
-
-// specOrMetadataChanged lets through every event but an update of status alone: the operator's
-// own status write would otherwise make it reconcile once more, and a rejected apply would be
-// sent again for nothing.
-var specOrMetadataChanged = predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
-	predicate.AnnotationChangedPredicate{}, deletionChanged)
-
-// deletionChanged lets an update through when the deletion timestamp or the finalizers change.
-var deletionChanged = predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
-	return !e.ObjectOld.GetDeletionTimestamp().Equal(e.ObjectNew.GetDeletionTimestamp()) ||
-		!slices.Equal(e.ObjectOld.GetFinalizers(), e.ObjectNew.GetFinalizers())
-}}
 
 // Reconcile reads the ModelRouter, resolves its backends, applies the objects whose owned fields
 // differ, and reports status.
