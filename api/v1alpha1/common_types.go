@@ -45,18 +45,18 @@ const (
 
 // LocalObjectReference names an object in the same namespace.
 type LocalObjectReference struct {
-	// name of the referent.
+	// name is the name of the object, in the same namespace. At most 253 characters.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 }
 
-// LabelValue is a valid Kubernetes label value: at most 63 characters, alphanumerics, '-', '_' or
-// '.', starting and ending with an alphanumeric, or empty.
-//
-// Note: a named type, so the CRD bounds each map value; a CEL rule over unbounded values exceeds the
-// API server's cost budget.
+// Maintainers: LabelValue is a named type so that the CRD bounds each map value; a CEL rule over
+// unbounded values exceeds the API server's cost budget. This note is a separate comment group
+// (blank line below), so controller-gen does not copy it into the CRD.
+
+// LabelValue is a Kubernetes label value: at most 63 characters (alphanumerics, -, _ or .), starting and ending with an alphanumeric, or empty.
 // +kubebuilder:validation:MaxLength=63
 // +kubebuilder:validation:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
 type LabelValue string

@@ -26,66 +26,64 @@ const (
 	RuntimeGeneric     Runtime = "generic"
 )
 
-// InferenceServiceSpec is what a user needs to serve one model with one runtime.
+// InferenceServiceSpec describes one model served by one inference runtime.
 //
 // +kubebuilder:validation:XValidation:rule="self.runtime != 'generic' || has(self.image)",message="spec.image is required when runtime is generic: the operator knows no default image for it"
 type InferenceServiceSpec struct {
-	// runtime is the inference server: llamacpp, vllm, tgi, sglang, personaplex or generic.
+	// runtime is the inference server that loads and serves the model: llamacpp, vllm, tgi, sglang, personaplex or generic. The operator knows the default image, port, arguments and health check of each runtime except generic, which needs spec.image and usually spec.args. Defaults to llamacpp.
 	// +optional
 	// +kubebuilder:default=llamacpp
 	Runtime Runtime `json:"runtime,omitempty"`
 
-	// model says what the runtime loads.
+	// model says which model the runtime loads.
 	// +required
 	Model ModelSpec `json:"model"`
 
-	// image overrides the runtime's default image.
+	// image is the container image of the runtime, replacing the runtime's default image. When set, the operator no longer overrides the image's entrypoint. Required when runtime is generic. At most 1024 characters.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	Image *string `json:"image,omitempty"`
 
-	// args replaces the arguments the operator builds for the runtime.
+	// args are the runtime's arguments, replacing the ones the operator builds from the model source and port. Use it when the runtime needs flags the operator does not know; extraArgs is appended after it. When unset, the operator builds the arguments. At most 256 items.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
 	Args []string `json:"args,omitempty"`
 
-	// extraArgs is appended to the runtime's arguments.
+	// extraArgs are appended to the runtime's arguments (the ones the operator builds, or args), for example to set a context size. At most 256 items.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=256
 	ExtraArgs []string `json:"extraArgs,omitempty"`
 
-	// env is added to the runtime container, merged by name.
+	// env sets environment variables of the runtime container, in the same form as a container's env. Entries are merged by name, so several tools can each manage their own variables. At most 128 items.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=128
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
-	// replicas is the number of runtime pods when autoscaling is not set.
+	// replicas is the number of runtime pods. It is ignored when autoscaling is set, as the HorizontalPodAutoscaler then decides. Defaults to 1; 0 stops every pod while keeping the Service.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// containerPort is the port the runtime listens on; it defaults to endpoint.port, then to the
-	// runtime's own default.
+	// containerPort is the port the runtime listens on inside the pod; probes and the Service's target port use it. Defaults to endpoint.port when that is set, else to the runtime's default port (8080 for llamacpp, 8000 for vllm, 80 for tgi, 30000 for sglang, 8998 for personaplex). Between 1 and 65535.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	ContainerPort *int32 `json:"containerPort,omitempty"`
 
-	// endpoint is how the model is exposed.
+	// endpoint says how the model's API is exposed: the Service's port and type, and the API path shown in status.endpoint. When unset, a ClusterIP Service on the container port.
 	// +optional
 	Endpoint *EndpointSpec `json:"endpoint,omitempty"`
 
-	// resources of the runtime container.
+	// resources is the compute the runtime container asks for: GPUs, CPU and memory. When unset, the container has no requests or limits.
 	// +optional
 	Resources *ResourceSpec `json:"resources,omitempty"`
 
-	// podLabels are added to the runtime pods. The operator's own labels win on a clash, and the
-	// selector keys are rejected.
+	// podLabels are added to the labels of the runtime pods, for example for cost allocation or a PodMonitor. The operator's own labels win on a clash, and the keys the operator selects pods by (app and inference.llmkube.dev/service) are rejected. At most 64 labels; keys and values follow the Kubernetes label syntax.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k).hasValue())",messageExpression="'spec.podLabels has an invalid label key: ' + self.filter(k, format.qualifiedName().validate(k).hasValue())[0] + ' (a key is an optional DNS subdomain prefix and a slash, then at most 63 characters: alphanumerics, -, _ or ., starting and ending with an alphanumeric)'"
@@ -93,58 +91,56 @@ type InferenceServiceSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!('inference.llmkube.dev/service' in self)",message="spec.podLabels must not set inference.llmkube.dev/service: the operator reserves it for the Deployment and Service selector"
 	PodLabels map[string]LabelValue `json:"podLabels,omitempty"`
 
-	// podAnnotations are added to the runtime pods. They win over the operator's own annotations.
+	// podAnnotations are added to the annotations of the runtime pods. They win over the operator's own annotations, such as karpenter.sh/do-not-disrupt and the prometheus.io scrape hints. At most 64 annotations; keys follow the Kubernetes annotation key syntax.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k.lowerAscii()).hasValue())",messageExpression="'spec.podAnnotations has an invalid annotation key: ' + self.filter(k, format.qualifiedName().validate(k.lowerAscii()).hasValue())[0] + ' (a key is an optional DNS subdomain prefix and a slash, then at most 63 characters: alphanumerics, -, _ or ., starting and ending with an alphanumeric)'"
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 
-	// nodeSelector constrains the runtime pods to nodes with these labels.
+	// nodeSelector schedules the runtime pods only on nodes that carry all of these labels, for example a GPU node pool.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
-	// tolerations of the runtime pods. Tolerations have no key that identifies them, so the list
-	// is replaced whole.
+	// tolerations let the runtime pods run on nodes with matching taints, as in a pod's spec.tolerations. The list is replaced as a whole on every apply, since a toleration has no key that identifies it.
 	// +optional
 	// +listType=atomic
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
 
-	// imagePullSecrets for the runtime image.
+	// imagePullSecrets name Secrets in the same namespace that hold credentials for pulling the runtime image from a private registry.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
 	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
 
-	// podSecurityContext of the runtime pods.
+	// podSecurityContext is the security context of the runtime pods, as in a pod's spec.securityContext. When it or securityContext sets runAsNonRoot, the operator also drops every capability, forbids privilege escalation and applies the RuntimeDefault seccomp profile.
 	// +optional
 	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
 
-	// securityContext of the runtime container.
+	// securityContext is the security context of the runtime container, as in a container's securityContext.
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 
-	// autoscaling creates a HorizontalPodAutoscaler; the operator then leaves replicas to it.
+	// autoscaling creates a HorizontalPodAutoscaler for the runtime Deployment; the operator then leaves the replica count to it and ignores replicas. When unset, there is no autoscaler.
 	// +optional
 	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
 
-	// disruption says when the runtime pods ask Karpenter not to disrupt them.
+	// disruption says when the runtime pods carry karpenter.sh/do-not-disrupt, which keeps Karpenter from evicting them to consolidate nodes. When unset, pods are protected until they are Ready.
 	// +optional
 	Disruption *DisruptionSpec `json:"disruption,omitempty"`
 
-	// rolloutPolicy says how pod-template changes roll out.
+	// rolloutPolicy says when a change that replaces the runtime pods (a new image, arguments or resources) rolls out. When unset, changes roll out at once.
 	// +optional
 	RolloutPolicy *RolloutPolicy `json:"rolloutPolicy,omitempty"`
 
-	// revisionHistoryLimit of the Deployment.
+	// revisionHistoryLimit is how many old ReplicaSets the runtime Deployment keeps for a rollback. Defaults to the Deployment's default, 10.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 }
 
-// ModelSpec says what the runtime loads.
+// ModelSpec says which model the runtime loads.
 type ModelSpec struct {
-	// source is a Hugging Face repo id (org/name), hf://org/repo[/file], an https:// URL, or an
-	// absolute path on a mounted volume.
+	// source is where the model comes from: a Hugging Face repository id (org/name), hf://org/repo or hf://org/repo/file for one file of a repository, an https:// URL, or an absolute path on a volume mounted in the pod. The operator turns it into the runtime's own arguments. At most 2048 characters.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
@@ -152,57 +148,56 @@ type ModelSpec struct {
 	Source string `json:"source"`
 }
 
-// EndpointSpec is how a model is exposed.
+// EndpointSpec says how an API is exposed inside the cluster.
 type EndpointSpec struct {
-	// port of the Service.
+	// port is the port of the Service. Defaults to the port the server listens on. Between 1 and 65535.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	Port *int32 `json:"port,omitempty"`
 
-	// path of the API under the port, used in status.endpoint.
+	// path is the path of the API under the port, for example /v1; it only changes the URL shown in status.endpoint. Starts with a slash; at most 256 characters. Defaults to no path.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:Pattern=`^/`
 	Path *string `json:"path,omitempty"`
 
-	// type of the Service.
+	// type is the type of the Service: ClusterIP, NodePort or LoadBalancer. Defaults to ClusterIP.
 	// +optional
 	Type *ServiceType `json:"type,omitempty"`
 }
 
 // ResourceSpec is the compute a runtime container asks for.
 type ResourceSpec struct {
-	// gpu is the number of nvidia.com/gpu the container gets. With gpus, the Deployment uses the
-	// Recreate strategy, since two copies rarely fit on one node.
+	// gpu is the number of nvidia.com/gpu the container requests and is limited to. With one or more GPUs, the Deployment replaces pods with the Recreate strategy instead of a rolling update, since two copies of a model rarely fit on one node. Between 0 and 64; defaults to none.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=64
 	GPU *int32 `json:"gpu,omitempty"`
 
-	// cpu request of the container.
+	// cpu is the CPU the container requests, as a quantity such as 4 or 500m. No limit is set, so the container can use idle CPU.
 	// +optional
 	CPU *resource.Quantity `json:"cpu,omitempty"`
 
-	// memory request and limit of the container.
+	// memory is the memory the container requests and is limited to, as a quantity such as 16Gi.
 	// +optional
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 
-// AutoscalingSpec configures a HorizontalPodAutoscaler.
+// AutoscalingSpec configures the HorizontalPodAutoscaler of an InferenceService.
 // +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.maxReplicas",message="spec.autoscaling.minReplicas must not be greater than spec.autoscaling.maxReplicas"
 type AutoscalingSpec struct {
-	// minReplicas is the lower bound; 1 when unset.
+	// minReplicas is the fewest runtime pods the autoscaler keeps. At least 1 and at most maxReplicas; defaults to 1.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 
-	// maxReplicas is the upper bound.
+	// maxReplicas is the most runtime pods the autoscaler starts. At least 1.
 	// +required
 	// +kubebuilder:validation:Minimum=1
 	MaxReplicas int32 `json:"maxReplicas"`
 
-	// metrics as in a HorizontalPodAutoscaler; CPU utilization of 80% when empty.
+	// metrics the autoscaler scales on, in the form of a HorizontalPodAutoscaler's spec.metrics. Defaults to an average CPU utilization of 80%.
 	// +optional
 	// +listType=atomic
 	Metrics []autoscalingv2.MetricSpec `json:"metrics,omitempty"`
@@ -210,63 +205,67 @@ type AutoscalingSpec struct {
 
 // DisruptionSpec says when the runtime pods carry karpenter.sh/do-not-disrupt.
 type DisruptionSpec struct {
-	// protectStartup protects pods that are not Ready yet (model download and load). Default true.
+	// protectStartup protects pods that are not Ready yet, while they download and load the model, so a node consolidation does not throw that work away. Defaults to true.
 	// +optional
 	ProtectStartup *bool `json:"protectStartup,omitempty"`
 
-	// protectAlways protects the pods all the time.
+	// protectAlways protects the pods for their whole life, not only during startup. Defaults to false.
 	// +optional
 	ProtectAlways *bool `json:"protectAlways,omitempty"`
 }
 
-// RolloutPolicy says how a pod-template change rolls out.
+// RolloutPolicy says when a change that replaces the runtime pods rolls out.
 type RolloutPolicy struct {
-	// waitForIdle defers a change that would roll the pods until no request is in flight.
+	// waitForIdle holds back a change that would replace the runtime pods until no pod is processing a request, as reported by the runtime's metrics; the RolloutDeferred condition says why it waits. Runtimes that report no such metric (personaplex, generic) only roll with force. Defaults to false: changes roll out at once.
 	// +optional
 	WaitForIdle *bool `json:"waitForIdle,omitempty"`
 
-	// idleTimeoutSeconds bounds the wait; after it the change rolls only with force.
+	// idleTimeoutSeconds is how long a change waits for idle pods. After it, the change rolls out when force is true, and keeps waiting otherwise. At least 1; defaults to waiting without a limit.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	IdleTimeoutSeconds *int32 `json:"idleTimeoutSeconds,omitempty"`
 
-	// force rolls the change once idleTimeoutSeconds has passed, busy or not.
+	// force rolls the change out once idleTimeoutSeconds has passed, even while requests are in flight; with a runtime that reports no in-flight metric, it rolls out at once. Defaults to false.
 	// +optional
 	Force *bool `json:"force,omitempty"`
 }
 
-// InferenceServiceStatus is what the operator observed.
+// InferenceServiceStatus is the state of an InferenceService as the operator last observed it.
 type InferenceServiceStatus struct {
-	// conditions: Ready, Progressing, Degraded, RolloutDeferred.
+	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Degraded (the operator could not apply the desired state; the message quotes the API server) and RolloutDeferred (a change waits for idle pods).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// observedGeneration is the generation the status speaks of.
+	// observedGeneration is the metadata.generation of the spec this status describes; when it is behind, the operator has not seen the latest change yet.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// readyReplicas of the Deployment.
+	// readyReplicas is the number of runtime pods that are ready to serve requests.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
 
-	// endpoint is the in-cluster URL of the model's API.
+	// ready is the number of ready runtime pods out of the number wanted, such as 0/1, as kubectl get shows it for a Deployment.
+	// +optional
+	Ready string `json:"ready,omitempty"`
+
+	// endpoint is the in-cluster URL of the model's API, for example http://name.namespace.svc.cluster.local:8080/v1.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
 
-	// phase summarizes the conditions.
+	// phase is a one-word summary of the conditions: Pending, Progressing, Ready or Degraded.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 }
 
-// InferenceService serves one model with one runtime.
+// InferenceService serves one model with one inference runtime: the operator runs it as a Deployment behind a Service, with an optional HorizontalPodAutoscaler.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=isvc,categories=llmkube
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.spec.runtime`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type InferenceService struct {

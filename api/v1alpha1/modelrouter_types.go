@@ -11,12 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ModelRouterSpec routes OpenAI-style requests by model name to InferenceServices or external APIs.
+// ModelRouterSpec describes a proxy that routes OpenAI-style requests by model name to InferenceServices or external APIs.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.defaultRoute) || self.backends.exists(b, b.name == self.defaultRoute)",message="spec.defaultRoute must name one of spec.backends"
 // +kubebuilder:validation:XValidation:rule="!has(self.rules) || self.rules.all(r, self.backends.exists(b, b.name == r.backend))",message="every spec.rules[].backend must name one of spec.backends"
 type ModelRouterSpec struct {
-	// backends the router can send requests to, merged by name.
+	// backends are the places the router can send requests to: InferenceServices in the same namespace or external APIs. Entries are merged by name, so several tools can each manage their own backends. At least 1 and at most 64 items.
 	// +required
 	// +listType=map
 	// +listMapKey=name
@@ -24,79 +24,78 @@ type ModelRouterSpec struct {
 	// +kubebuilder:validation:MaxItems=64
 	Backends []Backend `json:"backends"`
 
-	// rules map model names to backends, tried in order; merged by name.
+	// rules send requests to a backend by the model they ask for. Rules are tried in order and the first that matches wins; entries are merged by name. At most 128 items.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=128
 	Rules []RoutingRule `json:"rules,omitempty"`
 
-	// defaultRoute is the backend for a model no rule matches.
+	// defaultRoute names the backend that receives requests for a model no rule matches; it must be one of backends. When unset, such requests are rejected.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	DefaultRoute *string `json:"defaultRoute,omitempty"`
 
-	// endpoint is how the router is exposed.
+	// endpoint says how the router is exposed: the Service's port and type, and the API path shown in status.endpoint. When unset, a ClusterIP Service on port 8080.
 	// +optional
 	Endpoint *EndpointSpec `json:"endpoint,omitempty"`
 
-	// proxy configures the router-proxy pods.
+	// proxy configures the router-proxy pods: replicas, image, resources and scheduling. When unset, one pod of the default image.
 	// +optional
 	Proxy *ProxySpec `json:"proxy,omitempty"`
 }
 
-// Backend is one place requests can go.
+// Backend is one place requests can go: an InferenceService or an external API.
 // +kubebuilder:validation:XValidation:rule="has(self.inferenceServiceRef) != has(self.external)",message="a backend sets exactly one of inferenceServiceRef and external"
 type Backend struct {
-	// name of the backend, unique in the router.
+	// name identifies the backend in rules and defaultRoute; unique in the router. A DNS label: lowercase alphanumerics and -, at most 63 characters.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
 
-	// inferenceServiceRef names an InferenceService in the router's namespace.
+	// inferenceServiceRef names an InferenceService in the router's namespace; requests go to its Service. Set exactly one of inferenceServiceRef and external.
 	// +optional
 	InferenceServiceRef *LocalObjectReference `json:"inferenceServiceRef,omitempty"`
 
-	// external is an OpenAI-compatible API outside the cluster.
+	// external is an API outside the cluster. Set exactly one of inferenceServiceRef and external.
 	// +optional
 	External *ExternalBackend `json:"external,omitempty"`
 }
 
 // ExternalBackend is an API outside the cluster.
 type ExternalBackend struct {
-	// provider of the API.
+	// provider is the kind of API, which decides how the proxy authenticates and shapes requests: openai, anthropic, azure-openai or openai-compatible.
 	// +required
 	// +kubebuilder:validation:Enum=openai;anthropic;azure-openai;openai-compatible
 	Provider string `json:"provider"`
 
-	// url of the API.
+	// url is the base URL of the API, starting with http:// or https://. At most 2048 characters.
 	// +required
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="spec.backends[].external.url must be an http:// or https:// URL"
 	URL string `json:"url"`
 
-	// model name to send to the API, when it differs from the requested one.
+	// model replaces the model name of a request sent to this backend, for when the API calls the model differently. Defaults to the requested name. At most 256 characters.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Model *string `json:"model,omitempty"`
 
-	// credentialsSecretRef names a Secret whose keys become the proxy's environment (envFrom).
-	// The operator never reads the Secret's data.
+	// credentialsSecretRef names a Secret in the router's namespace whose keys become environment variables of the proxy, prefixed with BACKEND_ and the backend's name in upper case (for example BACKEND_OPENAI_API_KEY). The operator never reads the Secret's data; the backend is unresolved until the Secret exists.
 	// +optional
 	CredentialsSecretRef *LocalObjectReference `json:"credentialsSecretRef,omitempty"`
 }
 
 // RoutingRule sends requests for some models to one backend.
 type RoutingRule struct {
-	// name of the rule, unique in the router.
+	// name identifies the rule; unique in the router. At most 63 characters.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
 
-	// models this rule matches; a trailing * matches a prefix.
+	// models are the model names this rule matches. A name ending in * matches every model that starts with the rest, for example llama-*. At least 1 and at most 64 names of at most 256 characters.
 	// +required
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
@@ -104,7 +103,7 @@ type RoutingRule struct {
 	// +kubebuilder:validation:items:MaxLength=256
 	Models []string `json:"models"`
 
-	// backend the matched requests go to.
+	// backend names the backend that receives the matched requests; it must be one of backends.
 	// +required
 	// +kubebuilder:validation:MaxLength=63
 	Backend string `json:"backend"`
@@ -112,37 +111,37 @@ type RoutingRule struct {
 
 // ProxySpec configures the router-proxy pods.
 type ProxySpec struct {
-	// replicas of the proxy; 1 when unset.
+	// replicas is the number of proxy pods. Defaults to 1; 0 stops the router.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// image of the proxy.
+	// image is the container image of the proxy. Defaults to ghcr.io/llmkube/router-proxy:latest. At most 1024 characters.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	Image *string `json:"image,omitempty"`
 
-	// resources of the proxy container.
+	// resources is the CPU and memory of the proxy container. Defaults to 100m CPU and 128Mi of memory.
 	// +optional
 	Resources *ProxyResources `json:"resources,omitempty"`
 
-	// imagePullSecrets for the proxy image.
+	// imagePullSecrets name Secrets in the same namespace that hold credentials for pulling the proxy image from a private registry.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
 	ImagePullSecrets []LocalObjectReference `json:"imagePullSecrets,omitempty"`
 
-	// nodeSelector of the proxy pods.
+	// nodeSelector schedules the proxy pods only on nodes that carry all of these labels.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
 
-	// revisionHistoryLimit of the proxy Deployment.
+	// revisionHistoryLimit is how many old ReplicaSets the proxy Deployment keeps for a rollback. Defaults to the Deployment's default, 10.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 
-	// podLabels are added to the proxy pods; the operator's labels win, and selector keys are rejected.
+	// podLabels are added to the labels of the proxy pods. The operator's own labels win on a clash, and the keys the operator selects pods by (app and inference.llmkube.dev/model-router) are rejected. At most 64 labels; keys and values follow the Kubernetes label syntax.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k).hasValue())",messageExpression="'spec.proxy.podLabels has an invalid label key: ' + self.filter(k, format.qualifiedName().validate(k).hasValue())[0] + ' (a key is an optional DNS subdomain prefix and a slash, then at most 63 characters: alphanumerics, -, _ or ., starting and ending with an alphanumeric)'"
@@ -150,7 +149,7 @@ type ProxySpec struct {
 	// +kubebuilder:validation:XValidation:rule="!('inference.llmkube.dev/model-router' in self)",message="spec.proxy.podLabels must not set inference.llmkube.dev/model-router: the operator reserves it for the Deployment and Service selector"
 	PodLabels map[string]LabelValue `json:"podLabels,omitempty"`
 
-	// podAnnotations are added to the proxy pods.
+	// podAnnotations are added to the annotations of the proxy pods. They win over the operator's own annotations. At most 64 annotations; keys follow the Kubernetes annotation key syntax.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k.lowerAscii()).hasValue())",messageExpression="'spec.proxy.podAnnotations has an invalid annotation key: ' + self.filter(k, format.qualifiedName().validate(k.lowerAscii()).hasValue())[0] + ' (a key is an optional DNS subdomain prefix and a slash, then at most 63 characters: alphanumerics, -, _ or ., starting and ending with an alphanumeric)'"
@@ -159,58 +158,66 @@ type ProxySpec struct {
 
 // ProxyResources is the compute a proxy container asks for.
 type ProxyResources struct {
-	// cpu request of the proxy; 100m when unset.
+	// cpu is the CPU the proxy requests, as a quantity such as 100m. No limit is set. Defaults to 100m.
 	// +optional
 	CPU *resource.Quantity `json:"cpu,omitempty"`
-	// memory request and limit of the proxy; 128Mi when unset.
+
+	// memory is the memory the proxy requests and is limited to, as a quantity such as 128Mi. Defaults to 128Mi.
 	// +optional
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 
 // BackendStatus is how one backend resolved.
 type BackendStatus struct {
-	// name of the backend.
+	// name is the name of the backend in spec.backends.
 	// +required
 	Name string `json:"name"`
-	// url requests for this backend go to, when resolved.
+
+	// url is where the proxy sends this backend's requests; empty while the backend is unresolved.
 	// +optional
 	URL string `json:"url,omitempty"`
-	// resolved is true when the backend's references exist.
+
+	// resolved is true when everything the backend refers to exists: its InferenceService, or its credentials Secret. The router serves only resolved backends.
 	// +required
 	Resolved bool `json:"resolved"`
-	// message says what is missing.
+
+	// message says what is missing when the backend is unresolved.
 	// +optional
 	Message string `json:"message,omitempty"`
 }
 
-// ModelRouterStatus is what the operator observed.
+// ModelRouterStatus is the state of a ModelRouter as the operator last observed it.
 type ModelRouterStatus struct {
-	// conditions: Ready, ResolvedRefs, Degraded.
+	// conditions are the detailed state: Ready (a proxy replica is available), ResolvedRefs (every backend resolves; the message names the ones that do not) and Degraded (the operator could not apply the desired state; the message quotes the API server).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// observedGeneration is the generation the status speaks of.
+	// observedGeneration is the metadata.generation of the spec this status describes; when it is behind, the operator has not seen the latest change yet.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// endpoint is the in-cluster URL of the router.
+	// endpoint is the in-cluster URL of the router's API, for example http://name-router-proxy.namespace.svc.cluster.local:8080.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
 
-	// backends reports each backend's resolution.
+	// backends says, for each backend of the spec, whether it resolved and where its requests go.
 	// +optional
 	// +listType=map
 	// +listMapKey=name
 	Backends []BackendStatus `json:"backends,omitempty"`
+
+	// backendsResolved is the number of resolved backends out of the number in the spec, such as 2/3.
+	// +optional
+	BackendsResolved string `json:"backendsResolved,omitempty"`
 }
 
-// ModelRouter routes requests by model name to InferenceServices and external APIs.
+// ModelRouter routes OpenAI-style requests by model name to InferenceServices and external APIs, through a proxy Deployment the operator runs behind a Service.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=mr,categories=llmkube
-// +kubebuilder:printcolumn:name="Backends",type=integer,JSONPath=`.spec.backends.length()`,priority=1
+// +kubebuilder:printcolumn:name="Backends",type=string,JSONPath=`.status.backendsResolved`,priority=1
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -237,6 +237,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: phase
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.Phase
+    - name: ready
+      type:
+        scalar: string
     - name: readyReplicas
       type:
         scalar: numeric
@@ -305,6 +308,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - name
+    - name: backendsResolved
+      type:
+        scalar: string
     - name: conditions
       type:
         list:

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -47,6 +48,7 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, a
 
 	var ready, progressing bool
 	var readyReplicas int32
+	wanted := wantedReplicas(isvc)
 	switch {
 	case live == nil:
 		set(inferencev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonDeploymentAbsent, "the Deployment does not exist yet")
@@ -55,6 +57,7 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, a
 	default:
 		readyReplicas = live.Status.ReadyReplicas
 		want := ptr.Deref(live.Spec.Replicas, 1)
+		wanted = want
 		progressing = live.Status.ObservedGeneration < live.Generation ||
 			live.Status.UpdatedReplicas < want || live.Status.Replicas > live.Status.UpdatedReplicas
 		ready = live.Status.AvailableReplicas > 0 || (want == 0 && !progressing)
@@ -90,7 +93,8 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, a
 	status := acv1alpha1.InferenceServiceStatus().
 		WithObservedGeneration(gen).
 		WithEndpoint(Endpoint(isvc)).
-		WithPhase(phase)
+		WithPhase(phase).
+		WithReady(fmt.Sprintf("%d/%d", readyReplicas, wanted))
 	// Note: zero is left out, as the typed extraction of the live status drops it (omitempty);
 	// sending it would make the owned and desired status differ forever.
 	if readyReplicas > 0 {
@@ -98,6 +102,16 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, a
 	}
 	status.WithConditions(ownership.ConditionsToApply(conds, owns)...)
 	return acv1alpha1.InferenceService(isvc.Name, isvc.Namespace).WithStatus(status)
+}
+
+// wantedReplicas is the number of runtime pods the operator asks for before the Deployment
+// exists: spec.replicas, or the autoscaler's minimum. Once it exists, the Deployment's own
+// spec.replicas (which an autoscaler moves) is the number wanted.
+func wantedReplicas(isvc *inferencev1alpha1.InferenceService) int32 {
+	if as := isvc.Spec.Autoscaling; as != nil {
+		return ptr.Deref(as.MinReplicas, 1)
+	}
+	return ptr.Deref(isvc.Spec.Replicas, 1)
 }
 
 // owns lists the condition types this reconciler writes; others (written by other controllers

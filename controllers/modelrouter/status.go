@@ -51,7 +51,11 @@ func Status(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res 
 	}
 
 	var missing []string
+	resolved := 0
 	for _, r := range res {
+		if r.Resolved {
+			resolved++
+		}
 		if !r.Resolved {
 			missing = append(missing, fmt.Sprintf("backend %q: %s", r.Backend.Name, r.Message))
 		}
@@ -67,7 +71,8 @@ func Status(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res 
 
 	status := acv1alpha1.ModelRouterStatus().
 		WithObservedGeneration(gen).
-		WithEndpoint(Endpoint(router))
+		WithEndpoint(Endpoint(router)).
+		WithBackendsResolved(fmt.Sprintf("%d/%d", resolved, len(res)))
 	status.WithConditions(ownership.ConditionsToApply(conds, owns)...)
 	for _, r := range res {
 		// Note: resolved is required (no omitempty), so false is stored and extracted like true and

@@ -15,13 +15,13 @@ import (
 // AutoscalingSpecApplyConfiguration represents a declarative configuration of the AutoscalingSpec type for use
 // with apply.
 //
-// AutoscalingSpec configures a HorizontalPodAutoscaler.
+// AutoscalingSpec configures the HorizontalPodAutoscaler of an InferenceService.
 type AutoscalingSpecApplyConfiguration struct {
-	// minReplicas is the lower bound; 1 when unset.
+	// minReplicas is the fewest runtime pods the autoscaler keeps. At least 1 and at most maxReplicas; defaults to 1.
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
-	// maxReplicas is the upper bound.
+	// maxReplicas is the most runtime pods the autoscaler starts. At least 1.
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
-	// metrics as in a HorizontalPodAutoscaler; CPU utilization of 80% when empty.
+	// metrics the autoscaler scales on, in the form of a HorizontalPodAutoscaler's spec.metrics. Defaults to an average CPU utilization of 80%.
 	Metrics []v2.MetricSpec `json:"metrics,omitempty"`
 }
 

@@ -11,13 +11,13 @@ package v1alpha1
 // BackendApplyConfiguration represents a declarative configuration of the Backend type for use
 // with apply.
 //
-// Backend is one place requests can go.
+// Backend is one place requests can go: an InferenceService or an external API.
 type BackendApplyConfiguration struct {
-	// name of the backend, unique in the router.
+	// name identifies the backend in rules and defaultRoute; unique in the router. A DNS label: lowercase alphanumerics and -, at most 63 characters.
 	Name *string `json:"name,omitempty"`
-	// inferenceServiceRef names an InferenceService in the router's namespace.
+	// inferenceServiceRef names an InferenceService in the router's namespace; requests go to its Service. Set exactly one of inferenceServiceRef and external.
 	InferenceServiceRef *LocalObjectReferenceApplyConfiguration `json:"inferenceServiceRef,omitempty"`
-	// external is an OpenAI-compatible API outside the cluster.
+	// external is an API outside the cluster. Set exactly one of inferenceServiceRef and external.
 	External *ExternalBackendApplyConfiguration `json:"external,omitempty"`
 }
 

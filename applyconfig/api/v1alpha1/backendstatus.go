@@ -13,13 +13,13 @@ package v1alpha1
 //
 // BackendStatus is how one backend resolved.
 type BackendStatusApplyConfiguration struct {
-	// name of the backend.
+	// name is the name of the backend in spec.backends.
 	Name *string `json:"name,omitempty"`
-	// url requests for this backend go to, when resolved.
+	// url is where the proxy sends this backend's requests; empty while the backend is unresolved.
 	URL *string `json:"url,omitempty"`
-	// resolved is true when the backend's references exist.
+	// resolved is true when everything the backend refers to exists: its InferenceService, or its credentials Secret. The router serves only resolved backends.
 	Resolved *bool `json:"resolved,omitempty"`
-	// message says what is missing.
+	// message says what is missing when the backend is unresolved.
 	Message *string `json:"message,omitempty"`
 }
 

@@ -13,9 +13,9 @@ package v1alpha1
 //
 // DisruptionSpec says when the runtime pods carry karpenter.sh/do-not-disrupt.
 type DisruptionSpecApplyConfiguration struct {
-	// protectStartup protects pods that are not Ready yet (model download and load). Default true.
+	// protectStartup protects pods that are not Ready yet, while they download and load the model, so a node consolidation does not throw that work away. Defaults to true.
 	ProtectStartup *bool `json:"protectStartup,omitempty"`
-	// protectAlways protects the pods all the time.
+	// protectAlways protects the pods for their whole life, not only during startup. Defaults to false.
 	ProtectAlways *bool `json:"protectAlways,omitempty"`
 }
 

@@ -15,13 +15,13 @@ import (
 // EndpointSpecApplyConfiguration represents a declarative configuration of the EndpointSpec type for use
 // with apply.
 //
-// EndpointSpec is how a model is exposed.
+// EndpointSpec says how an API is exposed inside the cluster.
 type EndpointSpecApplyConfiguration struct {
-	// port of the Service.
+	// port is the port of the Service. Defaults to the port the server listens on. Between 1 and 65535.
 	Port *int32 `json:"port,omitempty"`
-	// path of the API under the port, used in status.endpoint.
+	// path is the path of the API under the port, for example /v1; it only changes the URL shown in status.endpoint. Starts with a slash; at most 256 characters. Defaults to no path.
 	Path *string `json:"path,omitempty"`
-	// type of the Service.
+	// type is the type of the Service: ClusterIP, NodePort or LoadBalancer. Defaults to ClusterIP.
 	Type *apiv1alpha1.ServiceType `json:"type,omitempty"`
 }
 

@@ -13,14 +13,13 @@ package v1alpha1
 //
 // ExternalBackend is an API outside the cluster.
 type ExternalBackendApplyConfiguration struct {
-	// provider of the API.
+	// provider is the kind of API, which decides how the proxy authenticates and shapes requests: openai, anthropic, azure-openai or openai-compatible.
 	Provider *string `json:"provider,omitempty"`
-	// url of the API.
+	// url is the base URL of the API, starting with http:// or https://. At most 2048 characters.
 	URL *string `json:"url,omitempty"`
-	// model name to send to the API, when it differs from the requested one.
+	// model replaces the model name of a request sent to this backend, for when the API calls the model differently. Defaults to the requested name. At most 256 characters.
 	Model *string `json:"model,omitempty"`
-	// credentialsSecretRef names a Secret whose keys become the proxy's environment (envFrom).
-	// The operator never reads the Secret's data.
+	// credentialsSecretRef names a Secret in the router's namespace whose keys become environment variables of the proxy, prefixed with BACKEND_ and the backend's name in upper case (for example BACKEND_OPENAI_API_KEY). The operator never reads the Secret's data; the backend is unresolved until the Secret exists.
 	CredentialsSecretRef *LocalObjectReferenceApplyConfiguration `json:"credentialsSecretRef,omitempty"`
 }
 

@@ -20,7 +20,7 @@ import (
 // InferenceServiceApplyConfiguration represents a declarative configuration of the InferenceService type for use
 // with apply.
 //
-// InferenceService serves one model with one runtime.
+// InferenceService serves one model with one inference runtime: the operator runs it as a Deployment behind a Service, with an optional HorizontalPodAutoscaler.
 type InferenceServiceApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`

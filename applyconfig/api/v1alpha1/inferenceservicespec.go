@@ -16,52 +16,49 @@ import (
 // InferenceServiceSpecApplyConfiguration represents a declarative configuration of the InferenceServiceSpec type for use
 // with apply.
 //
-// InferenceServiceSpec is what a user needs to serve one model with one runtime.
+// InferenceServiceSpec describes one model served by one inference runtime.
 type InferenceServiceSpecApplyConfiguration struct {
-	// runtime is the inference server: llamacpp, vllm, tgi, sglang, personaplex or generic.
+	// runtime is the inference server that loads and serves the model: llamacpp, vllm, tgi, sglang, personaplex or generic. The operator knows the default image, port, arguments and health check of each runtime except generic, which needs spec.image and usually spec.args. Defaults to llamacpp.
 	Runtime *apiv1alpha1.Runtime `json:"runtime,omitempty"`
-	// model says what the runtime loads.
+	// model says which model the runtime loads.
 	Model *ModelSpecApplyConfiguration `json:"model,omitempty"`
-	// image overrides the runtime's default image.
+	// image is the container image of the runtime, replacing the runtime's default image. When set, the operator no longer overrides the image's entrypoint. Required when runtime is generic. At most 1024 characters.
 	Image *string `json:"image,omitempty"`
-	// args replaces the arguments the operator builds for the runtime.
+	// args are the runtime's arguments, replacing the ones the operator builds from the model source and port. Use it when the runtime needs flags the operator does not know; extraArgs is appended after it. When unset, the operator builds the arguments. At most 256 items.
 	Args []string `json:"args,omitempty"`
-	// extraArgs is appended to the runtime's arguments.
+	// extraArgs are appended to the runtime's arguments (the ones the operator builds, or args), for example to set a context size. At most 256 items.
 	ExtraArgs []string `json:"extraArgs,omitempty"`
-	// env is added to the runtime container, merged by name.
+	// env sets environment variables of the runtime container, in the same form as a container's env. Entries are merged by name, so several tools can each manage their own variables. At most 128 items.
 	Env []v1.EnvVar `json:"env,omitempty"`
-	// replicas is the number of runtime pods when autoscaling is not set.
+	// replicas is the number of runtime pods. It is ignored when autoscaling is set, as the HorizontalPodAutoscaler then decides. Defaults to 1; 0 stops every pod while keeping the Service.
 	Replicas *int32 `json:"replicas,omitempty"`
-	// containerPort is the port the runtime listens on; it defaults to endpoint.port, then to the
-	// runtime's own default.
+	// containerPort is the port the runtime listens on inside the pod; probes and the Service's target port use it. Defaults to endpoint.port when that is set, else to the runtime's default port (8080 for llamacpp, 8000 for vllm, 80 for tgi, 30000 for sglang, 8998 for personaplex). Between 1 and 65535.
 	ContainerPort *int32 `json:"containerPort,omitempty"`
-	// endpoint is how the model is exposed.
+	// endpoint says how the model's API is exposed: the Service's port and type, and the API path shown in status.endpoint. When unset, a ClusterIP Service on the container port.
 	Endpoint *EndpointSpecApplyConfiguration `json:"endpoint,omitempty"`
-	// resources of the runtime container.
+	// resources is the compute the runtime container asks for: GPUs, CPU and memory. When unset, the container has no requests or limits.
 	Resources *ResourceSpecApplyConfiguration `json:"resources,omitempty"`
-	// podLabels are added to the runtime pods. The operator's own labels win on a clash, and the
-	// selector keys are rejected.
+	// podLabels are added to the labels of the runtime pods, for example for cost allocation or a PodMonitor. The operator's own labels win on a clash, and the keys the operator selects pods by (app and inference.llmkube.dev/service) are rejected. At most 64 labels; keys and values follow the Kubernetes label syntax.
 	PodLabels map[string]apiv1alpha1.LabelValue `json:"podLabels,omitempty"`
-	// podAnnotations are added to the runtime pods. They win over the operator's own annotations.
+	// podAnnotations are added to the annotations of the runtime pods. They win over the operator's own annotations, such as karpenter.sh/do-not-disrupt and the prometheus.io scrape hints. At most 64 annotations; keys follow the Kubernetes annotation key syntax.
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
-	// nodeSelector constrains the runtime pods to nodes with these labels.
+	// nodeSelector schedules the runtime pods only on nodes that carry all of these labels, for example a GPU node pool.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	// tolerations of the runtime pods. Tolerations have no key that identifies them, so the list
-	// is replaced whole.
+	// tolerations let the runtime pods run on nodes with matching taints, as in a pod's spec.tolerations. The list is replaced as a whole on every apply, since a toleration has no key that identifies it.
 	Tolerations []v1.Toleration `json:"tolerations,omitempty"`
-	// imagePullSecrets for the runtime image.
+	// imagePullSecrets name Secrets in the same namespace that hold credentials for pulling the runtime image from a private registry.
 	ImagePullSecrets []LocalObjectReferenceApplyConfiguration `json:"imagePullSecrets,omitempty"`
-	// podSecurityContext of the runtime pods.
+	// podSecurityContext is the security context of the runtime pods, as in a pod's spec.securityContext. When it or securityContext sets runAsNonRoot, the operator also drops every capability, forbids privilege escalation and applies the RuntimeDefault seccomp profile.
 	PodSecurityContext *v1.PodSecurityContext `json:"podSecurityContext,omitempty"`
-	// securityContext of the runtime container.
+	// securityContext is the security context of the runtime container, as in a container's securityContext.
 	SecurityContext *v1.SecurityContext `json:"securityContext,omitempty"`
-	// autoscaling creates a HorizontalPodAutoscaler; the operator then leaves replicas to it.
+	// autoscaling creates a HorizontalPodAutoscaler for the runtime Deployment; the operator then leaves the replica count to it and ignores replicas. When unset, there is no autoscaler.
 	Autoscaling *AutoscalingSpecApplyConfiguration `json:"autoscaling,omitempty"`
-	// disruption says when the runtime pods ask Karpenter not to disrupt them.
+	// disruption says when the runtime pods carry karpenter.sh/do-not-disrupt, which keeps Karpenter from evicting them to consolidate nodes. When unset, pods are protected until they are Ready.
 	Disruption *DisruptionSpecApplyConfiguration `json:"disruption,omitempty"`
-	// rolloutPolicy says how pod-template changes roll out.
+	// rolloutPolicy says when a change that replaces the runtime pods (a new image, arguments or resources) rolls out. When unset, changes roll out at once.
 	RolloutPolicy *RolloutPolicyApplyConfiguration `json:"rolloutPolicy,omitempty"`
-	// revisionHistoryLimit of the Deployment.
+	// revisionHistoryLimit is how many old ReplicaSets the runtime Deployment keeps for a rollback. Defaults to the Deployment's default, 10.
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 }
 

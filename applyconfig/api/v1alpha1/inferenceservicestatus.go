@@ -16,17 +16,19 @@ import (
 // InferenceServiceStatusApplyConfiguration represents a declarative configuration of the InferenceServiceStatus type for use
 // with apply.
 //
-// InferenceServiceStatus is what the operator observed.
+// InferenceServiceStatus is the state of an InferenceService as the operator last observed it.
 type InferenceServiceStatusApplyConfiguration struct {
-	// conditions: Ready, Progressing, Degraded, RolloutDeferred.
+	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Degraded (the operator could not apply the desired state; the message quotes the API server) and RolloutDeferred (a change waits for idle pods).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
-	// observedGeneration is the generation the status speaks of.
+	// observedGeneration is the metadata.generation of the spec this status describes; when it is behind, the operator has not seen the latest change yet.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
-	// readyReplicas of the Deployment.
+	// readyReplicas is the number of runtime pods that are ready to serve requests.
 	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
-	// endpoint is the in-cluster URL of the model's API.
+	// ready is the number of ready runtime pods out of the number wanted, such as 0/1, as kubectl get shows it for a Deployment.
+	Ready *string `json:"ready,omitempty"`
+	// endpoint is the in-cluster URL of the model's API, for example http://name.namespace.svc.cluster.local:8080/v1.
 	Endpoint *string `json:"endpoint,omitempty"`
-	// phase summarizes the conditions.
+	// phase is a one-word summary of the conditions: Pending, Progressing, Ready or Degraded.
 	Phase *apiv1alpha1.Phase `json:"phase,omitempty"`
 }
 
@@ -62,6 +64,14 @@ func (b *InferenceServiceStatusApplyConfiguration) WithObservedGeneration(value 
 // If called multiple times, the ReadyReplicas field is set to the value of the last call.
 func (b *InferenceServiceStatusApplyConfiguration) WithReadyReplicas(value int32) *InferenceServiceStatusApplyConfiguration {
 	b.ReadyReplicas = &value
+	return b
+}
+
+// WithReady sets the Ready field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Ready field is set to the value of the last call.
+func (b *InferenceServiceStatusApplyConfiguration) WithReady(value string) *InferenceServiceStatusApplyConfiguration {
+	b.Ready = &value
 	return b
 }
 

@@ -13,7 +13,7 @@ package v1alpha1
 //
 // LocalObjectReference names an object in the same namespace.
 type LocalObjectReferenceApplyConfiguration struct {
-	// name of the referent.
+	// name is the name of the object, in the same namespace. At most 253 characters.
 	Name *string `json:"name,omitempty"`
 }
 

@@ -20,7 +20,7 @@ import (
 // ModelRouterApplyConfiguration represents a declarative configuration of the ModelRouter type for use
 // with apply.
 //
-// ModelRouter routes requests by model name to InferenceServices and external APIs.
+// ModelRouter routes OpenAI-style requests by model name to InferenceServices and external APIs, through a proxy Deployment the operator runs behind a Service.
 type ModelRouterApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration    `json:""`
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`

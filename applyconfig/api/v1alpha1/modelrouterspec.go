@@ -11,17 +11,17 @@ package v1alpha1
 // ModelRouterSpecApplyConfiguration represents a declarative configuration of the ModelRouterSpec type for use
 // with apply.
 //
-// ModelRouterSpec routes OpenAI-style requests by model name to InferenceServices or external APIs.
+// ModelRouterSpec describes a proxy that routes OpenAI-style requests by model name to InferenceServices or external APIs.
 type ModelRouterSpecApplyConfiguration struct {
-	// backends the router can send requests to, merged by name.
+	// backends are the places the router can send requests to: InferenceServices in the same namespace or external APIs. Entries are merged by name, so several tools can each manage their own backends. At least 1 and at most 64 items.
 	Backends []BackendApplyConfiguration `json:"backends,omitempty"`
-	// rules map model names to backends, tried in order; merged by name.
+	// rules send requests to a backend by the model they ask for. Rules are tried in order and the first that matches wins; entries are merged by name. At most 128 items.
 	Rules []RoutingRuleApplyConfiguration `json:"rules,omitempty"`
-	// defaultRoute is the backend for a model no rule matches.
+	// defaultRoute names the backend that receives requests for a model no rule matches; it must be one of backends. When unset, such requests are rejected.
 	DefaultRoute *string `json:"defaultRoute,omitempty"`
-	// endpoint is how the router is exposed.
+	// endpoint says how the router is exposed: the Service's port and type, and the API path shown in status.endpoint. When unset, a ClusterIP Service on port 8080.
 	Endpoint *EndpointSpecApplyConfiguration `json:"endpoint,omitempty"`
-	// proxy configures the router-proxy pods.
+	// proxy configures the router-proxy pods: replicas, image, resources and scheduling. When unset, one pod of the default image.
 	Proxy *ProxySpecApplyConfiguration `json:"proxy,omitempty"`
 }
 

@@ -15,16 +15,18 @@ import (
 // ModelRouterStatusApplyConfiguration represents a declarative configuration of the ModelRouterStatus type for use
 // with apply.
 //
-// ModelRouterStatus is what the operator observed.
+// ModelRouterStatus is the state of a ModelRouter as the operator last observed it.
 type ModelRouterStatusApplyConfiguration struct {
-	// conditions: Ready, ResolvedRefs, Degraded.
+	// conditions are the detailed state: Ready (a proxy replica is available), ResolvedRefs (every backend resolves; the message names the ones that do not) and Degraded (the operator could not apply the desired state; the message quotes the API server).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
-	// observedGeneration is the generation the status speaks of.
+	// observedGeneration is the metadata.generation of the spec this status describes; when it is behind, the operator has not seen the latest change yet.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
-	// endpoint is the in-cluster URL of the router.
+	// endpoint is the in-cluster URL of the router's API, for example http://name-router-proxy.namespace.svc.cluster.local:8080.
 	Endpoint *string `json:"endpoint,omitempty"`
-	// backends reports each backend's resolution.
+	// backends says, for each backend of the spec, whether it resolved and where its requests go.
 	Backends []BackendStatusApplyConfiguration `json:"backends,omitempty"`
+	// backendsResolved is the number of resolved backends out of the number in the spec, such as 2/3.
+	BackendsResolved *string `json:"backendsResolved,omitempty"`
 }
 
 // ModelRouterStatusApplyConfiguration constructs a declarative configuration of the ModelRouterStatus type for use with
@@ -72,5 +74,13 @@ func (b *ModelRouterStatusApplyConfiguration) WithBackends(values ...*BackendSta
 		}
 		b.Backends = append(b.Backends, *values[i])
 	}
+	return b
+}
+
+// WithBackendsResolved sets the BackendsResolved field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BackendsResolved field is set to the value of the last call.
+func (b *ModelRouterStatusApplyConfiguration) WithBackendsResolved(value string) *ModelRouterStatusApplyConfiguration {
+	b.BackendsResolved = &value
 	return b
 }

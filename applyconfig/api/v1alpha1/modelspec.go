@@ -11,10 +11,9 @@ package v1alpha1
 // ModelSpecApplyConfiguration represents a declarative configuration of the ModelSpec type for use
 // with apply.
 //
-// ModelSpec says what the runtime loads.
+// ModelSpec says which model the runtime loads.
 type ModelSpecApplyConfiguration struct {
-	// source is a Hugging Face repo id (org/name), hf://org/repo[/file], an https:// URL, or an
-	// absolute path on a mounted volume.
+	// source is where the model comes from: a Hugging Face repository id (org/name), hf://org/repo or hf://org/repo/file for one file of a repository, an https:// URL, or an absolute path on a volume mounted in the pod. The operator turns it into the runtime's own arguments. At most 2048 characters.
 	Source *string `json:"source,omitempty"`
 }
 

@@ -17,9 +17,9 @@ import (
 //
 // ProxyResources is the compute a proxy container asks for.
 type ProxyResourcesApplyConfiguration struct {
-	// cpu request of the proxy; 100m when unset.
+	// cpu is the CPU the proxy requests, as a quantity such as 100m. No limit is set. Defaults to 100m.
 	CPU *resource.Quantity `json:"cpu,omitempty"`
-	// memory request and limit of the proxy; 128Mi when unset.
+	// memory is the memory the proxy requests and is limited to, as a quantity such as 128Mi. Defaults to 128Mi.
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 

@@ -17,21 +17,21 @@ import (
 //
 // ProxySpec configures the router-proxy pods.
 type ProxySpecApplyConfiguration struct {
-	// replicas of the proxy; 1 when unset.
+	// replicas is the number of proxy pods. Defaults to 1; 0 stops the router.
 	Replicas *int32 `json:"replicas,omitempty"`
-	// image of the proxy.
+	// image is the container image of the proxy. Defaults to ghcr.io/llmkube/router-proxy:latest. At most 1024 characters.
 	Image *string `json:"image,omitempty"`
-	// resources of the proxy container.
+	// resources is the CPU and memory of the proxy container. Defaults to 100m CPU and 128Mi of memory.
 	Resources *ProxyResourcesApplyConfiguration `json:"resources,omitempty"`
-	// imagePullSecrets for the proxy image.
+	// imagePullSecrets name Secrets in the same namespace that hold credentials for pulling the proxy image from a private registry.
 	ImagePullSecrets []LocalObjectReferenceApplyConfiguration `json:"imagePullSecrets,omitempty"`
-	// nodeSelector of the proxy pods.
+	// nodeSelector schedules the proxy pods only on nodes that carry all of these labels.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
-	// revisionHistoryLimit of the proxy Deployment.
+	// revisionHistoryLimit is how many old ReplicaSets the proxy Deployment keeps for a rollback. Defaults to the Deployment's default, 10.
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
-	// podLabels are added to the proxy pods; the operator's labels win, and selector keys are rejected.
+	// podLabels are added to the labels of the proxy pods. The operator's own labels win on a clash, and the keys the operator selects pods by (app and inference.llmkube.dev/model-router) are rejected. At most 64 labels; keys and values follow the Kubernetes label syntax.
 	PodLabels map[string]apiv1alpha1.LabelValue `json:"podLabels,omitempty"`
-	// podAnnotations are added to the proxy pods.
+	// podAnnotations are added to the annotations of the proxy pods. They win over the operator's own annotations. At most 64 annotations; keys follow the Kubernetes annotation key syntax.
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 }
 

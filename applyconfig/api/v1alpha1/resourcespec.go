@@ -17,12 +17,11 @@ import (
 //
 // ResourceSpec is the compute a runtime container asks for.
 type ResourceSpecApplyConfiguration struct {
-	// gpu is the number of nvidia.com/gpu the container gets. With gpus, the Deployment uses the
-	// Recreate strategy, since two copies rarely fit on one node.
+	// gpu is the number of nvidia.com/gpu the container requests and is limited to. With one or more GPUs, the Deployment replaces pods with the Recreate strategy instead of a rolling update, since two copies of a model rarely fit on one node. Between 0 and 64; defaults to none.
 	GPU *int32 `json:"gpu,omitempty"`
-	// cpu request of the container.
+	// cpu is the CPU the container requests, as a quantity such as 4 or 500m. No limit is set, so the container can use idle CPU.
 	CPU *resource.Quantity `json:"cpu,omitempty"`
-	// memory request and limit of the container.
+	// memory is the memory the container requests and is limited to, as a quantity such as 16Gi.
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 

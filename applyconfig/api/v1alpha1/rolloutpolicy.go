@@ -11,13 +11,13 @@ package v1alpha1
 // RolloutPolicyApplyConfiguration represents a declarative configuration of the RolloutPolicy type for use
 // with apply.
 //
-// RolloutPolicy says how a pod-template change rolls out.
+// RolloutPolicy says when a change that replaces the runtime pods rolls out.
 type RolloutPolicyApplyConfiguration struct {
-	// waitForIdle defers a change that would roll the pods until no request is in flight.
+	// waitForIdle holds back a change that would replace the runtime pods until no pod is processing a request, as reported by the runtime's metrics; the RolloutDeferred condition says why it waits. Runtimes that report no such metric (personaplex, generic) only roll with force. Defaults to false: changes roll out at once.
 	WaitForIdle *bool `json:"waitForIdle,omitempty"`
-	// idleTimeoutSeconds bounds the wait; after it the change rolls only with force.
+	// idleTimeoutSeconds is how long a change waits for idle pods. After it, the change rolls out when force is true, and keeps waiting otherwise. At least 1; defaults to waiting without a limit.
 	IdleTimeoutSeconds *int32 `json:"idleTimeoutSeconds,omitempty"`
-	// force rolls the change once idleTimeoutSeconds has passed, busy or not.
+	// force rolls the change out once idleTimeoutSeconds has passed, even while requests are in flight; with a runtime that reports no in-flight metric, it rolls out at once. Defaults to false.
 	Force *bool `json:"force,omitempty"`
 }
 

@@ -13,11 +13,11 @@ package v1alpha1
 //
 // RoutingRule sends requests for some models to one backend.
 type RoutingRuleApplyConfiguration struct {
-	// name of the rule, unique in the router.
+	// name identifies the rule; unique in the router. At most 63 characters.
 	Name *string `json:"name,omitempty"`
-	// models this rule matches; a trailing * matches a prefix.
+	// models are the model names this rule matches. A name ending in * matches every model that starts with the rest, for example llama-*. At least 1 and at most 64 names of at most 256 characters.
 	Models []string `json:"models,omitempty"`
-	// backend the matched requests go to.
+	// backend names the backend that receives the matched requests; it must be one of backends.
 	Backend *string `json:"backend,omitempty"`
 }
 
