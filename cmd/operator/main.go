@@ -42,6 +42,7 @@ type options struct {
 	metricsAddr             string
 	probeAddr               string
 	leaderElect             bool
+	leaderElectionNamespace string
 	devControlPlane         string
 	applySamples            string
 	devDir                  string
@@ -62,6 +63,7 @@ func main() {
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, for more than one replica.")
+	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; in a cluster, the namespace the operator runs in when empty. Required with --leader-elect outside a cluster.")
 	flag.StringVar(&o.devControlPlane, "dev-control-plane", "never", "auto: start an embedded control plane when no cluster is configured; always; never.")
 	flag.StringVar(&o.applySamples, "apply-samples", "", "On the embedded control plane, apply the YAML files of this folder once the operator runs.")
 	flag.StringVar(&o.devDir, "dev-dir", ".dev", "Where the embedded control plane's kubeconfig is written.")
@@ -117,6 +119,14 @@ func run(ctx context.Context, o options) error {
 }
 
 func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
+	var leaseNamespace string
+	if o.leaderElect {
+		ns, err := leaderElectionNamespace(o.leaderElectionNamespace, inClusterNamespaceFile)
+		if err != nil {
+			return nil, err
+		}
+		leaseNamespace = ns
+	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
@@ -129,12 +139,13 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Cache:                  cacheOpts,
-		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress: o.probeAddr,
-		LeaderElection:         o.leaderElect,
-		LeaderElectionID:       "llmkube-operator.inference.llmkube.dev",
+		Scheme:                  scheme,
+		Cache:                   cacheOpts,
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        "llmkube-operator.inference.llmkube.dev",
+		LeaderElectionNamespace: leaseNamespace,
 	})
 	if err != nil {
 		return nil, err
