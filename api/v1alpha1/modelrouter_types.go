@@ -31,7 +31,7 @@ type ModelRouterSpec struct {
 	// +kubebuilder:validation:MaxItems=128
 	Rules []RoutingRule `json:"rules,omitempty"`
 
-	// defaultRoute names the backend that receives requests for a model no rule matches; it must be one of backends. When unset, such requests are rejected.
+	// defaultRoute names the backend that receives requests for a model no rule matches; it must be one of backends. When unset, the router has no backend for such requests.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
 	DefaultRoute *string `json:"defaultRoute,omitempty"`
@@ -66,7 +66,7 @@ type Backend struct {
 
 // ExternalBackend is an API outside the cluster.
 type ExternalBackend struct {
-	// provider is the kind of API, which decides how the proxy authenticates and shapes requests: openai, anthropic, azure-openai or openai-compatible.
+	// provider is the kind of API the backend speaks, which tells the proxy how to talk to it: openai, anthropic, azure-openai or openai-compatible.
 	// +required
 	// +kubebuilder:validation:Enum=openai;anthropic;azure-openai;openai-compatible
 	Provider string `json:"provider"`

@@ -13,7 +13,7 @@ package v1alpha1
 //
 // ExternalBackend is an API outside the cluster.
 type ExternalBackendApplyConfiguration struct {
-	// provider is the kind of API, which decides how the proxy authenticates and shapes requests: openai, anthropic, azure-openai or openai-compatible.
+	// provider is the kind of API the backend speaks, which tells the proxy how to talk to it: openai, anthropic, azure-openai or openai-compatible.
 	Provider *string `json:"provider,omitempty"`
 	// url is the base URL of the API, starting with http:// or https://. At most 2048 characters.
 	URL *string `json:"url,omitempty"`

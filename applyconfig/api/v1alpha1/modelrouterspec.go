@@ -17,7 +17,7 @@ type ModelRouterSpecApplyConfiguration struct {
 	Backends []BackendApplyConfiguration `json:"backends,omitempty"`
 	// rules send requests to a backend by the model they ask for. Rules are tried in order and the first that matches wins; entries are merged by name. At most 128 items.
 	Rules []RoutingRuleApplyConfiguration `json:"rules,omitempty"`
-	// defaultRoute names the backend that receives requests for a model no rule matches; it must be one of backends. When unset, such requests are rejected.
+	// defaultRoute names the backend that receives requests for a model no rule matches; it must be one of backends. When unset, the router has no backend for such requests.
 	DefaultRoute *string `json:"defaultRoute,omitempty"`
 	// endpoint says how the router is exposed: the Service's port and type, and the API path shown in status.endpoint. When unset, a ClusterIP Service on port 8080.
 	Endpoint *EndpointSpecApplyConfiguration `json:"endpoint,omitempty"`
