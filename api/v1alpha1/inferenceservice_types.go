@@ -139,6 +139,13 @@ type InferenceServiceSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+
+	// gateway serves the model through Gateways that implement the Gateway API Inference
+	// Extension: the operator creates an InferencePool that selects the runtime pods and an
+	// HTTPRoute that attaches the pool to the Gateways, both named like the InferenceService.
+	// Removing gateway deletes both.
+	// +optional
+	Gateway *GatewaySpec `json:"gateway,omitempty"`
 }
 
 // ModelSpec says what the runtime loads.
@@ -237,7 +244,7 @@ type RolloutPolicy struct {
 
 // InferenceServiceStatus is what the operator observed.
 type InferenceServiceStatus struct {
-	// conditions: Ready, Progressing, Degraded, RolloutDeferred.
+	// conditions: Ready, Progressing, Degraded, RolloutDeferred, GatewayReady.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -268,6 +275,7 @@ type InferenceServiceStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1
+// +kubebuilder:printcolumn:name="Gateway",type=string,JSONPath=`.status.conditions[?(@.type=="GatewayReady")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type InferenceService struct {
 	metav1.TypeMeta `json:",inline"`

@@ -63,6 +63,11 @@ type InferenceServiceSpecApplyConfiguration struct {
 	RolloutPolicy *RolloutPolicyApplyConfiguration `json:"rolloutPolicy,omitempty"`
 	// revisionHistoryLimit of the Deployment.
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+	// gateway serves the model through Gateways that implement the Gateway API Inference
+	// Extension: the operator creates an InferencePool that selects the runtime pods and an
+	// HTTPRoute that attaches the pool to the Gateways, both named like the InferenceService.
+	// Removing gateway deletes both.
+	Gateway *GatewaySpecApplyConfiguration `json:"gateway,omitempty"`
 }
 
 // InferenceServiceSpecApplyConfiguration constructs a declarative configuration of the InferenceServiceSpec type for use with
@@ -267,5 +272,13 @@ func (b *InferenceServiceSpecApplyConfiguration) WithRolloutPolicy(value *Rollou
 // If called multiple times, the RevisionHistoryLimit field is set to the value of the last call.
 func (b *InferenceServiceSpecApplyConfiguration) WithRevisionHistoryLimit(value int32) *InferenceServiceSpecApplyConfiguration {
 	b.RevisionHistoryLimit = &value
+	return b
+}
+
+// WithGateway sets the Gateway field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Gateway field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithGateway(value *GatewaySpecApplyConfiguration) *InferenceServiceSpecApplyConfiguration {
+	b.Gateway = value
 	return b
 }

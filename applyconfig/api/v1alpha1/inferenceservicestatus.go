@@ -18,7 +18,7 @@ import (
 //
 // InferenceServiceStatus is what the operator observed.
 type InferenceServiceStatusApplyConfiguration struct {
-	// conditions: Ready, Progressing, Degraded, RolloutDeferred.
+	// conditions: Ready, Progressing, Degraded, RolloutDeferred, GatewayReady.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 	// observedGeneration is the generation the status speaks of.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`

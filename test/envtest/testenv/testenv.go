@@ -16,10 +16,9 @@ import (
 	goruntime "runtime"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers"
 )
 
 // RepoRoot is the repository's top folder, found from this file's place so tests can run from any
@@ -29,13 +28,10 @@ func RepoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
-// Scheme knows the built-in kinds and ours.
+// Scheme knows every kind the operator reads or writes, as the binary's does.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := inferencev1alpha1.AddToScheme(s); err != nil {
+	if err := controllers.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s
