@@ -12,8 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -54,4 +56,30 @@ func New() (*envtest.Environment, error) {
 		ErrorIfCRDPathMissing: true,
 		Scheme:                Scheme(),
 	}, nil
+}
+
+// GatewayCRDs are the CRD files of the kinds spec.gateway writes, as their modules ship them in the
+// Go module cache at the versions go.mod requires: the HTTPRoute of sigs.k8s.io/gateway-api
+// (standard channel) and the InferencePool of sigs.k8s.io/gateway-api-inference-extension.
+func GatewayCRDs() ([]string, error) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api", "sigs.k8s.io/gateway-api-inference-extension")
+	cmd.Dir = RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("finding the Gateway API modules (go list -m): %w", err)
+	}
+	dirs := strings.Fields(string(out))
+	if len(dirs) != 2 {
+		return nil, fmt.Errorf("go list -m found %q, want the two Gateway API module folders", dirs)
+	}
+	files := []string{
+		filepath.Join(dirs[0], "config", "crd", "standard", "gateway.networking.k8s.io_httproutes.yaml"),
+		filepath.Join(dirs[1], "config", "crd", "bases", "inference.networking.k8s.io_inferencepools.yaml"),
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
 }
