@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package envtest_test
 
 import (
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -254,9 +255,16 @@ var _ = Describe("Gateway", func() {
 		c = gatewayReady(ns, "m", metav1.ConditionFalse, "NotAllowedByListeners")
 		Expect(c.Message).To(ContainSubstring("HTTPRoute " + ns + "/m"))
 
-		By("accepted again: True")
+		By("accepted again: True, and kubectl get -o wide shows it")
 		reportOnRoute(ns, "m", "gw", "Accepted", "ResolvedRefs")
 		gatewayReady(ns, "m", metav1.ConditionTrue, inferenceservice.ReasonGatewayAccepted)
+		out, err := kubectl("", "get", "isvc", "m", "-n", ns, "-o", "wide")
+		Expect(err).NotTo(HaveOccurred())
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		Expect(lines).To(HaveLen(2))
+		col := strings.Index(lines[0], "GATEWAY")
+		Expect(col).To(BeNumerically(">", 0), "a GATEWAY column")
+		Expect(lines[1][col:]).To(HavePrefix("True "), "the column is aligned under its header")
 	})
 
 	DescribeTable("admission rejects what it can see",
@@ -343,8 +351,19 @@ var _ = Describe("Gateway without its CRDs", func() {
 			g.Expect(i.Status.ObservedGeneration).To(Equal(i.Generation))
 			g.Expect(c.Get(suiteCtx, key, &appsv1.Deployment{})).To(Succeed())
 		}).WithTimeout(20 * time.Second).Should(Succeed())
-		// Several recheck periods: each looks for the CRDs again, none logs an error.
+		// Several recheck periods: each looks for the CRDs again, none logs an error, and the
+		// lookups are paced by the recheck period, not by the reconciles.
+		mark := op.mark()
+		before := reconciles(isvcController)
 		time.Sleep(6 * recheck)
+		var lookups []string
+		for _, r := range op.requestsSince(mark) {
+			if strings.HasPrefix(r, "GET /api") && !strings.Contains(r, "/namespaces/") {
+				lookups = append(lookups, r)
+			}
+		}
+		GinkgoWriter.Printf("in %s: %v reconciles, discovery requests %q\n", 6*recheck, reconciles(isvcController)-before, lookups)
+		Expect(len(lookups)).To(BeNumerically("<=", 2*(6+1)), "at most one lookup per kind per recheck period")
 		Expect(errs.Load()).To(BeZero(), "no error log while the CRDs are missing")
 		Expect(op.done).NotTo(BeClosed(), "the operator keeps running")
 
