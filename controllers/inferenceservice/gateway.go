@@ -77,7 +77,7 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 		return gatewayOutcome{}, r.removeGateway(ctx, isvc)
 	}
 	keep := gatewayOutcome{condition: meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionGatewayReady)}
-	missing, err := r.gateway.missing(true)
+	missing, err := r.gateway.missing()
 	if err != nil {
 		return keep, err
 	}

@@ -42,7 +42,7 @@ type optionalKind struct {
 	checked time.Time
 }
 
-// newOptionalKind tracks obj's kind (gvk); once served, the controller c watches it with src.
+// newOptionalKind tracks the kind gvk; once it is served, controller c watches it through src.
 func newOptionalKind(gvk schema.GroupVersionKind, c controller.Controller, src source.Source, recheck time.Duration) *optionalKind {
 	return &optionalKind{gvk: gvk, recheck: recheck, watch: func() error { return c.Watch(src) }}
 }
@@ -79,11 +79,12 @@ type gatewayKinds struct {
 	route  *optionalKind
 }
 
-// missing returns the kinds of the two that the API server does not serve (both served: none).
-func (g *gatewayKinds) missing(lookAgain bool) ([]schema.GroupVersionKind, error) {
+// missing returns those of the two kinds the API server does not serve, looking again for them
+// when the recheck period has passed.
+func (g *gatewayKinds) missing() ([]schema.GroupVersionKind, error) {
 	var out []schema.GroupVersionKind
 	for _, k := range []*optionalKind{g.pool, g.route} {
-		ok, err := k.Served(g.mapper, lookAgain)
+		ok, err := k.Served(g.mapper, true)
 		if err != nil {
 			return nil, err
 		}
@@ -92,4 +93,9 @@ func (g *gatewayKinds) missing(lookAgain bool) ([]schema.GroupVersionKind, error
 		}
 	}
 	return out, nil
+}
+
+// groupKind names a kind as the API server does in messages, e.g. InferencePool.inference.networking.k8s.io.
+func groupKind(gvk schema.GroupVersionKind) string {
+	return gvk.GroupKind().String()
 }

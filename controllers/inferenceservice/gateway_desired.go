@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package inferenceservice
 
 import (
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	inferencepoolv1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	inferencepoolv1ac "sigs.k8s.io/gateway-api-inference-extension/client-go/applyconfiguration/api/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -109,9 +108,4 @@ func HTTPRoute(isvc *inferencev1alpha1.InferenceService) *gatewayv1ac.HTTPRouteA
 		WithLabels(operatorLabels(isvc)).
 		WithOwnerReferences(ownerReference(isvc)).
 		WithSpec(spec)
-}
-
-// groupKind is a kind as the API server names it in messages, e.g. InferencePool.inference.networking.k8s.io.
-func groupKind(gvk schema.GroupVersionKind) string {
-	return gvk.GroupKind().String()
 }
