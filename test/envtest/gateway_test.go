@@ -268,6 +268,26 @@ var _ = Describe("Gateway", func() {
 		Expect(lines[1][col:]).To(HavePrefix("True "), "the column is aligned under its header")
 	})
 
+	It("deletes the pool and the route of a spec.gateway removed while the operator was down", func() {
+		first := startOperator(ns, controllers.Config{})
+		newISVC(ns, "m", withGateway(inferencev1alpha1.GatewayParentReference{Name: "gw"}))
+		gatewayReady(ns, "m", metav1.ConditionUnknown, inferenceservice.ReasonGatewayPending)
+		eventually(ns, "m", &gatewayv1.HTTPRoute{}, func(g Gomega, r *gatewayv1.HTTPRoute) {})
+		first.stop()
+
+		editISVC(ns, "m", func(i *inferencev1alpha1.InferenceService) { i.Spec.Gateway = nil })
+		// A new process has never looked the kinds up nor watched them: the GatewayReady condition
+		// is what tells it that there is something to delete.
+		startOperator(ns, controllers.Config{})
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "m"}, &inferencepoolv1.InferencePool{}))).To(BeTrue())
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "m"}, &gatewayv1.HTTPRoute{}))).To(BeTrue())
+		}).Should(Succeed())
+		eventually(ns, "m", &inferencev1alpha1.InferenceService{}, func(g Gomega, i *inferencev1alpha1.InferenceService) {
+			g.Expect(meta.FindStatusCondition(i.Status.Conditions, inferencev1alpha1.ConditionGatewayReady)).To(BeNil())
+		})
+	})
+
 	DescribeTable("admission rejects what it can see",
 		func(gateway map[string]any, message string) {
 			err := k8sClient.Create(suiteCtx, object("InferenceService", ns, isvcSpec(func(s map[string]any) { s["gateway"] = gateway })))
