@@ -106,21 +106,25 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 // removeGateway deletes the InferencePool and the HTTPRoute of an InferenceService whose
 // spec.gateway is gone, both in the same reconcile, if the InferenceService controls them.
 //
-// Note: only an InferenceService that has a GatewayReady condition can have them (the condition
-// is set whenever spec.gateway is, and leaves once they are deleted), so every other
-// InferenceService costs nothing here: no lookup of the CRDs, no watch of HTTPRoutes.
+// Note: a kind this process already watches costs a cache read, nothing more. A kind it has not
+// looked up yet (after a restart) is looked up only for an InferenceService that has a
+// GatewayReady condition, the trace spec.gateway leaves until its objects are gone: every other
+// InferenceService costs no discovery request and starts no watch of HTTPRoutes.
 func (r *Reconciler) removeGateway(ctx context.Context, isvc *inferencev1alpha1.InferenceService) error {
-	if meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionGatewayReady) == nil {
-		return nil
-	}
+	hadGateway := meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionGatewayReady) != nil
 	var errs []error
 	for _, k := range []*optionalKind{r.gateway.pool, r.gateway.route} {
-		served, err := k.Served(r.gateway.mapper, false)
-		if err != nil || !served {
-			errs = append(errs, err)
-			continue
+		served := k.Known()
+		if !served && hadGateway {
+			var err error
+			if served, err = k.Served(r.gateway.mapper, false); err != nil {
+				errs = append(errs, err)
+				continue
+			}
 		}
-		errs = append(errs, r.deleteOwned(ctx, isvc, k.gvk))
+		if served {
+			errs = append(errs, r.deleteOwned(ctx, isvc, k.gvk))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -72,6 +72,13 @@ func (k *optionalKind) Served(mapper meta.RESTMapper, lookAgain bool) (bool, err
 	return true, nil
 }
 
+// Known says whether the kind was found served (and so is watched), without looking it up.
+func (k *optionalKind) Known() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.served
+}
+
 // gatewayKinds are the two optional kinds spec.gateway writes.
 type gatewayKinds struct {
 	mapper meta.RESTMapper

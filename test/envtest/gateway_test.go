@@ -268,6 +268,27 @@ var _ = Describe("Gateway", func() {
 		Expect(lines[1][col:]).To(HavePrefix("True "), "the column is aligned under its header")
 	})
 
+	It("deletes the pool and the route even when the status it reads has no GatewayReady yet", func() {
+		startOperator(ns, controllers.Config{})
+		newISVC(ns, "m", withGateway(inferencev1alpha1.GatewayParentReference{Name: "gw"}))
+		gatewayReady(ns, "m", metav1.ConditionUnknown, inferenceservice.ReasonGatewayPending)
+		eventually(ns, "m", &gatewayv1.HTTPRoute{}, func(g Gomega, r *gatewayv1.HTTPRoute) {})
+
+		By("the status loses GatewayReady (as a status read from a lagging cache would lack it), then spec.gateway goes")
+		// A status-only change does not wake the operator, so the next reconcile is the spec's.
+		Eventually(func(g Gomega) {
+			i := &inferencev1alpha1.InferenceService{}
+			g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "m"}, i)).To(Succeed())
+			meta.RemoveStatusCondition(&i.Status.Conditions, inferencev1alpha1.ConditionGatewayReady)
+			g.Expect(k8sClient.Status().Update(suiteCtx, i)).To(Succeed())
+		}).Should(Succeed())
+		editISVC(ns, "m", func(i *inferencev1alpha1.InferenceService) { i.Spec.Gateway = nil })
+		Eventually(func(g Gomega) {
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "m"}, &inferencepoolv1.InferencePool{}))).To(BeTrue())
+			g.Expect(apierrors.IsNotFound(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "m"}, &gatewayv1.HTTPRoute{}))).To(BeTrue())
+		}).Should(Succeed())
+	})
+
 	It("deletes the pool and the route of a spec.gateway removed while the operator was down", func() {
 		first := startOperator(ns, controllers.Config{})
 		newISVC(ns, "m", withGateway(inferencev1alpha1.GatewayParentReference{Name: "gw"}))
