@@ -8,6 +8,7 @@ package controllers
 
 import (
 	"net/http"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -31,6 +32,9 @@ type Config struct {
 	// ProbeTransport carries the rollout gate's requests to runtime pods' /metrics; Go's default
 	// transport when nil. Tests use it to reach stand-in pods.
 	ProbeTransport http.RoundTripper
+	// GatewayCRDRecheck is how often a missing Gateway API CRD is looked for again while an
+	// InferenceService asks for a gateway; inferenceservice.DefaultCRDRecheck when zero.
+	GatewayCRDRecheck time.Duration
 }
 
 // Setup registers every reconciler with mgr. Tests call it too, so that the suite runs exactly
@@ -58,6 +62,7 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		Migrator:              migrator,
 		Gate:                  &rollout.Gate{Prober: prober},
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
+		CRDRecheck:            cfg.GatewayCRDRecheck,
 	}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}

@@ -136,6 +136,10 @@ type InferenceServiceSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+
+	// gateway serves the model through Gateways that implement the Gateway API Inference Extension: the operator creates an InferencePool that selects the runtime pods and an HTTPRoute that attaches the pool to the Gateways, both named like the InferenceService. Removing gateway deletes both. When unset, no gateway objects exist.
+	// +optional
+	Gateway *GatewaySpec `json:"gateway,omitempty"`
 }
 
 // ModelSpec says which model the runtime loads.
@@ -232,7 +236,7 @@ type RolloutPolicy struct {
 
 // InferenceServiceStatus is the state of an InferenceService as the operator last observed it.
 type InferenceServiceStatus struct {
-	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Degraded (the operator could not apply the desired state; the message quotes the API server) and RolloutDeferred (a change waits for idle pods).
+	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Degraded (the operator could not apply the desired state; the message quotes the API server), RolloutDeferred (a change waits for idle pods) and GatewayReady (with spec.gateway: whether every Gateway accepted the route and the pool).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -267,6 +271,7 @@ type InferenceServiceStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1
+// +kubebuilder:printcolumn:name="Gateway",type=string,JSONPath=`.status.conditions[?(@.type=="GatewayReady")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type InferenceService struct {
 	metav1.TypeMeta `json:",inline"`

@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/internal/devcluster"
@@ -128,10 +126,7 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 		leaseNamespace = ns
 	}
 	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := inferencev1alpha1.AddToScheme(scheme); err != nil {
+	if err := controllers.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
 	cacheOpts, err := controllers.CacheOptions(o.cacheTransform, splitList(o.watchNamespaces))

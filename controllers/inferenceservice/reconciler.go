@@ -57,6 +57,12 @@ type Reconciler struct {
 	Migrator ownership.Migrator
 	// EmitScrapeAnnotations adds prometheus.io/* hints to the pod template.
 	EmitScrapeAnnotations bool
+	// CRDRecheck is how often a missing Gateway API CRD is looked for again while an
+	// InferenceService asks for a gateway; DefaultCRDRecheck when zero.
+	CRDRecheck time.Duration
+
+	// gateway tracks the optional InferencePool and HTTPRoute kinds (gateway.go).
+	gateway *gatewayKinds
 
 	// lastStatus is, per InferenceService, the last status this process wrote and the
 	// resourceVersion it was computed from, until the cache has moved past it (see
@@ -66,14 +72,19 @@ type Reconciler struct {
 
 // SetupWithManager watches InferenceServices and the objects they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&inferencev1alpha1.InferenceService{}, builder.WithPredicates(ownership.SpecOrMetadataChanged)).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
 		WithOptions(opts).
 		Named("inferenceservice").
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.setupGateway(mgr, c)
+	return nil
 }
 
 // Reconcile reads the InferenceService, computes the desired objects, applies those whose owned
@@ -107,19 +118,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.reconcileHPA(ctx, isvc); err != nil {
 		rejected = append(rejected, err)
 	}
+	gateway, err := r.reconcileGateway(ctx, isvc)
+	if err != nil {
+		rejected = append(rejected, err)
+	}
 	applyErr := errors.Join(rejected...)
 	ownership.ReportRejection(r.Recorder, isvc, isvc.Status.Conditions, isvc.Generation, applyErr)
-	if err := r.reconcileStatus(ctx, isvc, live, applyErr, deferred); err != nil {
+	if err := r.reconcileStatus(ctx, isvc, live, applyErr, deferred, gateway.condition); err != nil {
 		return ctrl.Result{}, err
 	}
 	// A rejection by validation will not heal by retrying the same spec; anything else might.
 	if applyErr != nil && !ownership.Permanent(rejected) {
 		return ctrl.Result{}, applyErr
 	}
-	if deferred != nil {
-		return ctrl.Result{RequeueAfter: deferred.RequeueAfter}, nil
+	after := gateway.requeueAfter
+	if deferred != nil && (after == 0 || deferred.RequeueAfter < after) {
+		after = deferred.RequeueAfter
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: after}, nil
 }
 
 func (r *Reconciler) liveDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService) (*appsv1.Deployment, error) {

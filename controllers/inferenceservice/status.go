@@ -38,8 +38,9 @@ const (
 // status stays the same, so an unchanged world yields an unchanged status.
 //
 // deferred is the rollout gate's decision when it held the pod template back: it becomes the
-// RolloutDeferred condition, which is left out (so removed) once the template lands.
-func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, applyErr error, deferred *rollout.Decision) *acv1alpha1.InferenceServiceApplyConfiguration {
+// RolloutDeferred condition, which is left out (so removed) once the template lands. gateway is
+// the GatewayReady condition (see gatewayCondition), nil without spec.gateway.
+func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, applyErr error, deferred *rollout.Decision, gateway *metav1.Condition) *acv1alpha1.InferenceServiceApplyConfiguration {
 	conds := append([]metav1.Condition(nil), isvc.Status.Conditions...)
 	gen := isvc.Generation
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
@@ -78,6 +79,11 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, a
 		set(inferencev1alpha1.ConditionRolloutDeferred, metav1.ConditionTrue, deferred.Reason, deferred.Message)
 	} else {
 		meta.RemoveStatusCondition(&conds, inferencev1alpha1.ConditionRolloutDeferred)
+	}
+	if gateway != nil {
+		set(inferencev1alpha1.ConditionGatewayReady, gateway.Status, gateway.Reason, gateway.Message)
+	} else {
+		meta.RemoveStatusCondition(&conds, inferencev1alpha1.ConditionGatewayReady)
 	}
 
 	phase := inferencev1alpha1.PhasePending
@@ -119,7 +125,7 @@ func wantedReplicas(isvc *inferencev1alpha1.InferenceService) int32 {
 func owns(t string) bool {
 	switch t {
 	case inferencev1alpha1.ConditionReady, inferencev1alpha1.ConditionProgressing, inferencev1alpha1.ConditionDegraded,
-		inferencev1alpha1.ConditionRolloutDeferred:
+		inferencev1alpha1.ConditionRolloutDeferred, inferencev1alpha1.ConditionGatewayReady:
 		return true
 	}
 	return false
@@ -133,9 +139,9 @@ func owns(t string) bool {
 // to that last write (times aside) is not sent again; a different one is. It does not wait for the
 // write's own watch event, which the reconciler filters out (status-only updates do not
 // reconcile). This took convergence from 1.04-1.5 status writes per InferenceService to 1.
-func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, applyErr error, deferred *rollout.Decision) error {
+func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, applyErr error, deferred *rollout.Decision, gateway *metav1.Condition) error {
 	key := client.ObjectKeyFromObject(isvc)
-	desired := Status(isvc, live, applyErr, deferred)
+	desired := Status(isvc, live, applyErr, deferred, gateway)
 	wanted, err := statusFingerprint(desired)
 	if err != nil {
 		return err
