@@ -41,10 +41,17 @@ func NewRefused() *Refused {
 	return &Refused{limiter: workqueue.NewTypedItemExponentialFailureRateLimiter[ctrl.Request](First, Cap)}
 }
 
+// shared serves a reconciler built without SetupWithManager (a test driving Reconcile).
+var shared = NewRefused()
+
 // Result is what the reconcile of req returns after failures (nil or empty when everything was
 // applied): nothing, a RequeueAfter on the backoff when every failure is a refusal, or the
-// failures as the error (the work queue retries them with its own backoff).
+// failures as the error (the work queue retries them with its own backoff). A nil r uses a
+// backoff shared by the process.
 func (r *Refused) Result(req ctrl.Request, failures []error) (ctrl.Result, error) {
+	if r == nil {
+		r = shared
+	}
 	if len(failures) == 0 {
 		r.limiter.Forget(req)
 		return ctrl.Result{}, nil
