@@ -30,6 +30,7 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/status"
 )
 
 // +kubebuilder:rbac:groups=inference.networking.k8s.io,resources=inferencepools,verbs=get;list;watch;create;patch;delete
@@ -91,7 +92,7 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 	routeErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, route, gatewayv1ac.ExtractHTTPRoute, HTTPRoute(isvc))
 	if err := errors.Join(poolErr, routeErr); err != nil {
 		return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
-			Status: metav1.ConditionFalse, Reason: ReasonGatewayApplyFail, Message: ownership.Truncate(err.Error(), ownership.ConditionMessageLimit)}}, err
+			Status: metav1.ConditionFalse, Reason: status.Reason(err), Message: status.Truncate(err.Error(), status.ConditionMessageLimit)}}, err
 	}
 	// A pool or route read as absent was created just now: no Gateway has spoken of it yet.
 	if pool.UID == "" {

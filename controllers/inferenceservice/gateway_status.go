@@ -18,17 +18,16 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
-	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/status"
 )
 
 // Reasons of the GatewayReady condition. When a Gateway refuses the HTTPRoute or the
 // InferencePool, the reason is the Gateway's own (NotAllowedByListeners, NotSupportedByParent,
 // InvalidExtensionRef, ...).
 const (
-	ReasonGatewayAccepted  = "Accepted"
-	ReasonGatewayPending   = "Pending"
-	ReasonCRDNotInstalled  = "CRDNotInstalled"
-	ReasonGatewayApplyFail = "ApplyRejected"
+	ReasonGatewayAccepted = "Accepted"
+	ReasonGatewayPending  = "Pending"
+	ReasonCRDNotInstalled = "CRDNotInstalled"
 )
 
 // The conditions a Gateway reports per parent, on an HTTPRoute and on an InferencePool alike.
@@ -108,7 +107,7 @@ func gatewayCondition(isvc *inferencev1alpha1.InferenceService, route *gatewayv1
 		c.Status, c.Reason = metav1.ConditionTrue, ReasonGatewayAccepted
 		c.Message = fmt.Sprintf("every Gateway accepted %s and %s and resolved their references", routeName, poolName)
 	}
-	c.Message = ownership.Truncate(c.Message, ownership.ConditionMessageLimit)
+	c.Message = status.Truncate(c.Message, status.ConditionMessageLimit)
 	return c
 }
 
