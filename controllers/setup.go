@@ -10,6 +10,10 @@ import (
 	"net/http"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/managedfields"
+
+	gatewayac "sigs.k8s.io/gateway-api/applyconfiguration"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
@@ -48,7 +52,11 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 	if legacy.FieldManagers == nil {
 		legacy.FieldManagers = ownership.DefaultLegacyFieldManagers
 	}
+	scheme := mgr.GetScheme()
 	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder,
+		// The Inference Extension's generated schema has no InferencePool (its parser does not
+		// know the kind), so the pool is typed by a schema deduced from the object, last.
+		Types: ownership.NewTypeConverter(scheme, gatewayac.NewTypeConverter(scheme), managedfields.NewDeducedTypeConverter()),
 		Migrator: ownership.Migrator{
 			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
 			FieldManager: cfg.FieldManager, Legacy: legacy,

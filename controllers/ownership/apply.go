@@ -15,7 +15,10 @@ package ownership
 
 import (
 	"context"
+
 	"encoding/json"
+
+	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -35,6 +38,10 @@ type Applier struct {
 	// Migrator hands the legacy operator's ownership of an object to FieldManager before the apply
 	// to it (Sync runs it for every kind); the zero value migrates nothing.
 	Migrator Migrator
+	// Types types the objects the operator applies, for naming the fields another manager took
+	// (NewTypeConverter); the built-in kinds and ours when nil. Built once: it is asked on every
+	// apply that changes an existing object.
+	Types managedfields.TypeConverter
 }
 
 // Apply sends ac as a forced server-side apply under the applier's field manager.

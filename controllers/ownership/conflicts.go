@@ -166,24 +166,29 @@ func toUnstructured(v any) (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-// typeConverter knows the built-in kinds (client-go's schema) and ours (the generated one).
-type typeConverter struct{ builtin, ours managedfields.TypeConverter }
+// typeConverter tries each converter in turn: the first that knows an object's kind types it.
+type typeConverter []managedfields.TypeConverter
 
 // NewTypeConverter returns a converter for every kind the operator applies: the built-in kinds
-// and the llmkube ones, as registered in scheme.
-func NewTypeConverter(scheme *runtime.Scheme) managedfields.TypeConverter {
-	return typeConverter{builtin: clientgoac.NewTypeConverter(scheme), ours: llmkubeac.NewTypeConverter(scheme)}
+// (client-go's schema), the llmkube ones (the generated one), and the kinds of more, such as the
+// Gateway API's, as registered in scheme.
+func NewTypeConverter(scheme *runtime.Scheme, more ...managedfields.TypeConverter) managedfields.TypeConverter {
+	return append(typeConverter{clientgoac.NewTypeConverter(scheme), llmkubeac.NewTypeConverter(scheme)}, more...)
 }
 
 func (t typeConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
-	if tv, err := t.builtin.ObjectToTyped(obj, opts...); err == nil {
-		return tv, nil
+	var err error
+	for _, c := range t {
+		var tv *typed.TypedValue
+		if tv, err = c.ObjectToTyped(obj, opts...); err == nil {
+			return tv, nil
+		}
 	}
-	return t.ours.ObjectToTyped(obj, opts...)
+	return nil, err
 }
 
 func (t typeConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, error) {
-	return t.builtin.TypedToObject(v)
+	return t[0].TypedToObject(v)
 }
 
 // reportConflicts records one Warning Event on c.Owner naming the fields another manager took
@@ -193,7 +198,11 @@ func (a Applier) reportConflicts(ctx context.Context, c Change) {
 	if a.Recorder == nil || c.Owner == nil || c.Live == nil || a.Client == nil {
 		return
 	}
-	conflicts, err := DetectConflicts(NewTypeConverter(a.Client.Scheme()), c.Live, c.Desired, a.FieldManager)
+	types := a.Types
+	if types == nil {
+		types = NewTypeConverter(a.Client.Scheme())
+	}
+	conflicts, err := DetectConflicts(types, c.Live, c.Desired, a.FieldManager)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "detecting ownership conflicts; applying without reporting them",
 			"kind", kindOf(c.Desired), "object", client.ObjectKeyFromObject(c.Live).String())

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	inferencepoolv1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
+	inferencepoolv1ac "sigs.k8s.io/gateway-api-inference-extension/client-go/applyconfiguration/api/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1ac "sigs.k8s.io/gateway-api/applyconfiguration/apis/v1"
 
@@ -205,6 +206,21 @@ var _ = Describe("Gateway", func() {
 		eventually(ns, "llama", &inferencepoolv1.InferencePool{}, func(g Gomega, p *inferencepoolv1.InferencePool) {
 			g.Expect(p.Spec.EndpointPickerRef.FailureMode).To(Equal(inferencepoolv1.EndpointPickerFailOpen))
 		})
+
+		By("a person who forces another failure mode on the pool gets it taken back, with an OwnershipConflict Event naming the field and the manager")
+		person := inferencepoolv1ac.InferencePool("llama", ns).WithSpec(inferencepoolv1ac.InferencePoolSpec().
+			WithEndpointPickerRef(inferencepoolv1ac.EndpointPickerRef().WithFailureMode(inferencepoolv1.EndpointPickerFailClose)))
+		Expect(k8sClient.Apply(suiteCtx, person, client.FieldOwner("person"), client.ForceOwnership)).To(Succeed())
+		touch(ns, "llama")
+		eventually(ns, "llama", &inferencepoolv1.InferencePool{}, func(g Gomega, p *inferencepoolv1.InferencePool) {
+			g.Expect(p.Spec.EndpointPickerRef.FailureMode).To(Equal(inferencepoolv1.EndpointPickerFailOpen))
+		})
+		Eventually(func(g Gomega) {
+			events := conflictEvents(ns)
+			g.Expect(events).To(HaveLen(1))
+			g.Expect(events[0].Note).To(ContainSubstring("failureMode"))
+			g.Expect(events[0].Note).To(ContainSubstring("person"))
+		}).Should(Succeed())
 
 		By("removing spec.gateway deletes both, and GatewayReady leaves")
 		editISVC(ns, "llama", func(i *inferencev1alpha1.InferenceService) { i.Spec.Gateway = nil })
