@@ -62,6 +62,8 @@ type Reconciler struct {
 	Migrator ownership.Migrator
 	// EmitScrapeAnnotations adds prometheus.io/* hints for the proxy's metrics port.
 	EmitScrapeAnnotations bool
+	// Image is the proxy image when spec.proxy.image is not set; DefaultImage() when empty.
+	Image string
 }
 
 // SetupWithManager watches ModelRouters, the objects they own, and the InferenceServices and
@@ -153,7 +155,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.reconcileConfigMap(ctx, router, data); err != nil {
 		rejected = append(rejected, err)
 	}
-	in := Inputs{EmitScrapeAnnotations: r.EmitScrapeAnnotations, ConfigHash: ConfigHash(data), Resolutions: res}
+	in := Inputs{EmitScrapeAnnotations: r.EmitScrapeAnnotations, ConfigHash: ConfigHash(data), Resolutions: res, Image: r.Image}
+	if in.Image == "" {
+		in.Image = DefaultImage()
+	}
 	if err := r.reconcileDeployment(ctx, router, live, in); err != nil {
 		rejected = append(rejected, err)
 	}

@@ -31,6 +31,10 @@ type ProxySpecApplyConfiguration struct {
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 	// podLabels are added to the proxy pods; the operator's labels win, and selector keys are rejected.
 	PodLabels map[string]apiv1alpha1.LabelValue `json:"podLabels,omitempty"`
+	// apiKeySecretRef names a Secret whose values are the API keys clients must send
+	// (Authorization: Bearer <key>). It is mounted as a volume, so a rotated key works without a
+	// restart. Without it, anyone who reaches the router's Service spends the external API keys.
+	APIKeySecretRef *LocalObjectReferenceApplyConfiguration `json:"apiKeySecretRef,omitempty"`
 	// podAnnotations are added to the proxy pods.
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 }
@@ -111,6 +115,14 @@ func (b *ProxySpecApplyConfiguration) WithPodLabels(entries map[string]apiv1alph
 	for k, v := range entries {
 		b.PodLabels[k] = v
 	}
+	return b
+}
+
+// WithAPIKeySecretRef sets the APIKeySecretRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the APIKeySecretRef field is set to the value of the last call.
+func (b *ProxySpecApplyConfiguration) WithAPIKeySecretRef(value *LocalObjectReferenceApplyConfiguration) *ProxySpecApplyConfiguration {
+	b.APIKeySecretRef = value
 	return b
 }
 
