@@ -94,13 +94,14 @@ bench: envtest-bin ## Converge, steady-state requests, removal latency and memor
 	go run ./cmd/bench -operator-binary bin/llmkube-operator $(BENCH_ARGS)
 
 # Fuzz targets of the pure pieces, each run for FUZZTIME (the seed corpora in testdata/fuzz run
-# with every `go test` too). Four targets at 10s keep CI's fuzzing under a minute.
+# with every `go test` too). Five targets at 10s keep CI's fuzzing around a minute.
 FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./controllers/podmeta:FuzzMerge \
 	./controllers/inferenceservice:FuzzDeployment \
 	./controllers/ownership:FuzzParseRecord \
-	./controllers/ownership:FuzzLegacyPlan
+	./controllers/ownership:FuzzLegacyPlan \
+	./internal/routingdoc:FuzzParseAndRoute
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME (default 10s) each.
