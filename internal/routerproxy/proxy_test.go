@@ -166,7 +166,7 @@ func TestCredentialsAndHeaders(t *testing.T) {
 			{Name: "cloud", Kind: routingdoc.KindExternal, URL: cloud.URL + "/v1", Provider: "openai", CredentialsEnvPrefix: "BACKEND_CLOUD_"},
 			{Name: "az", Kind: routingdoc.KindExternal, URL: az.URL + "/v1", Provider: "azure-openai", CredentialsEnvPrefix: "BACKEND_AZ_"},
 		},
-		Rules: []routingdoc.Rule{{Name: "az", Models: []string{"az"}, Backend: "az"}},
+		Rules:        []routingdoc.Rule{{Name: "az", Models: []string{"az"}, Backend: "az"}},
 		DefaultRoute: "cloud",
 	}, func(o *Options) { o.Getenv = func(k string) string { return env[k] } })
 	h := http.Header{
