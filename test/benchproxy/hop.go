@@ -32,7 +32,7 @@ func ServePlainHop(upstreamURL string) error {
 		return err
 	}
 	rp := &httputil.ReverseProxy{
-		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
 		Transport: routerproxy.NewTransport(0),
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
