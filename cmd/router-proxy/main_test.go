@@ -7,11 +7,13 @@ Licensed under the Apache License, Version 2.0.
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The binary starts serving only with a document it understands: anything else stops it at once
@@ -34,7 +36,10 @@ func TestRefusesADocumentItDoesNotUnderstand(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		out, err := exec.Command(bin, "--config="+cfg, "--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0").CombinedOutput()
+		// A proxy that starts anyway is stopped after 10 s, and fails the case.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		out, err := exec.CommandContext(ctx, bin, "--config="+cfg, "--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0").CombinedOutput()
+		cancel()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 			t.Errorf("%s: want exit 1, got %v\n%s", name, err, out)
 		}
