@@ -102,14 +102,15 @@ bench-proxy: ## The router-proxy against direct and a plain httputil.ReverseProx
 	go run ./cmd/bench-proxy -proxy-binary bin/router-proxy $(PROXY_BENCH_ARGS)
 
 # Fuzz targets of the pure pieces, each run for FUZZTIME (the seed corpora in testdata/fuzz run
-# with every `go test` too). Five targets at 10s keep CI's fuzzing around a minute.
+# with every `go test` too). Six targets at 10s keep CI's fuzzing around a minute.
 FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./controllers/podmeta:FuzzMerge \
 	./controllers/inferenceservice:FuzzDeployment \
 	./controllers/ownership:FuzzParseRecord \
 	./controllers/ownership:FuzzLegacyPlan \
-	./internal/routingdoc:FuzzParseAndRoute
+	./internal/routingdoc:FuzzParseAndRoute \
+	./internal/routerproxy:FuzzScanBody
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME (default 10s) each.
