@@ -35,6 +35,9 @@ type Config struct {
 	LegacyFieldManagers []string
 	// AdoptLegacyOwnership also takes over template keys the legacy entry owns but no record lists.
 	AdoptLegacyOwnership bool
+	// RouterProxyImage is the router-proxy image when a ModelRouter's spec.proxy.image is not set;
+	// modelrouter.DefaultImage() when empty.
+	RouterProxyImage string
 	// ProbeTransport carries the rollout gate's requests to runtime pods' /metrics; Go's default
 	// transport when nil. Tests use it to reach stand-in pods.
 	ProbeTransport http.RoundTripper
@@ -80,5 +83,6 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		Applier:               applier,
 		Recorder:              recorder,
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
+		Image:                 cfg.RouterProxyImage,
 	}).SetupWithManager(mgr, opts)
 }

@@ -15,6 +15,7 @@ import (
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.defaultRoute) || self.backends.exists(b, b.name == self.defaultRoute)",message="spec.defaultRoute must name one of spec.backends"
 // +kubebuilder:validation:XValidation:rule="!has(self.rules) || self.rules.all(r, self.backends.exists(b, b.name == r.backend))",message="every spec.rules[].backend must name one of spec.backends"
+// +kubebuilder:validation:XValidation:rule="!has(self.rules) || self.rules.all(r, !has(r.fallbacks) || r.fallbacks.all(f, self.backends.exists(b, b.name == f)))",message="every spec.rules[].fallbacks entry must name one of spec.backends"
 type ModelRouterSpec struct {
 	// backends are the places the router can send requests to: InferenceServices in the same namespace or external APIs. Entries are merged by name, so several tools can each manage their own backends. At least 1 and at most 64 items.
 	// +required
@@ -88,6 +89,7 @@ type ExternalBackend struct {
 }
 
 // RoutingRule sends requests for some models to one backend.
+// +kubebuilder:validation:XValidation:rule="!has(self.fallbacks) || !self.fallbacks.exists(f, f == self.backend)",message="spec.rules[].fallbacks must name backends other than the rule's own backend"
 type RoutingRule struct {
 	// name identifies the rule; unique in the router. At most 63 characters.
 	// +required
@@ -107,6 +109,13 @@ type RoutingRule struct {
 	// +required
 	// +kubebuilder:validation:MaxLength=63
 	Backend string `json:"backend"`
+
+	// fallbacks are backends tried in order when the backend fails before anything reached the client (a connection error, a timeout before response headers, a 429 or a 5xx).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=63
+	Fallbacks []string `json:"fallbacks,omitempty"`
 }
 
 // ProxySpec configures the router-proxy pods.
@@ -148,6 +157,10 @@ type ProxySpec struct {
 	// +kubebuilder:validation:XValidation:rule="!('app' in self)",message="spec.proxy.podLabels must not set app: the operator reserves it for the Deployment and Service selector"
 	// +kubebuilder:validation:XValidation:rule="!('inference.llmkube.dev/model-router' in self)",message="spec.proxy.podLabels must not set inference.llmkube.dev/model-router: the operator reserves it for the Deployment and Service selector"
 	PodLabels map[string]LabelValue `json:"podLabels,omitempty"`
+
+	// apiKeySecretRef names a Secret whose values are the API keys clients must send as "Authorization: Bearer <key>". It is mounted as a volume, so a rotated key works without a restart. When unset, the router accepts every request: anyone who reaches its Service spends the external API keys.
+	// +optional
+	APIKeySecretRef *LocalObjectReference `json:"apiKeySecretRef,omitempty"`
 
 	// podAnnotations are added to the annotations of the proxy pods. They win over the operator's own annotations. At most 64 annotations; keys follow the Kubernetes annotation key syntax.
 	// +optional

@@ -691,6 +691,11 @@ func (in *ProxySpec) DeepCopyInto(out *ProxySpec) {
 			(*out)[key] = val
 		}
 	}
+	if in.APIKeySecretRef != nil {
+		in, out := &in.APIKeySecretRef, &out.APIKeySecretRef
+		*out = new(LocalObjectReference)
+		**out = **in
+	}
 	if in.PodAnnotations != nil {
 		in, out := &in.PodAnnotations, &out.PodAnnotations
 		*out = make(map[string]string, len(*in))
@@ -775,6 +780,11 @@ func (in *RoutingRule) DeepCopyInto(out *RoutingRule) {
 	*out = *in
 	if in.Models != nil {
 		in, out := &in.Models, &out.Models
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
+	if in.Fallbacks != nil {
+		in, out := &in.Fallbacks, &out.Fallbacks
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}

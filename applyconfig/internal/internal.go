@@ -404,6 +404,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.llmkube.operator.api.v1alpha1.ProxySpec
   map:
     fields:
+    - name: apiKeySecretRef
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.LocalObjectReference
     - name: image
       type:
         scalar: string
@@ -469,6 +472,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: backend
       type:
         scalar: string
+    - name: fallbacks
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
     - name: models
       type:
         list:

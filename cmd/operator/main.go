@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/llmkube/operator/controllers"
+	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/internal/devcluster"
 )
@@ -45,6 +46,7 @@ type options struct {
 	applySamples            string
 	devDir                  string
 	cacheTransform          string
+	routerProxyImage        string
 }
 
 func main() {
@@ -57,6 +59,7 @@ func main() {
 	flag.StringVar(&o.legacyFieldManagers, "legacy-field-managers", strings.Join(ownership.DefaultLegacyFieldManagers, ","), "Comma-separated field managers of the records-based operator, whose Update ownership is migrated once; empty for none.")
 	flag.BoolVar(&o.adoptLegacyOwnership, "adopt-legacy-ownership", false, "Also take over pod-template keys that a legacy Update entry owns but no applied-pod-* record lists (pruned when not desired).")
 	flag.StringVar(&o.cacheTransform, "cache-transform", controllers.CacheTransformSafe, "What the informer cache drops from objects: safe (last-applied-configuration annotations, and managedFields of metadata-only Secrets; never the managedFields the operator extracts from) or none.")
+	flag.StringVar(&o.routerProxyImage, "router-proxy-image", modelrouter.DefaultImage(), "Image of a ModelRouter's proxy when its spec.proxy.image is not set; defaults to the router-proxy of this operator's version.")
 	flag.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to watch; all when empty.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
@@ -158,6 +161,7 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 		// Not nil even when empty: `--legacy-field-managers=` means no legacy manager at all.
 		LegacyFieldManagers:  append([]string{}, splitList(o.legacyFieldManagers)...),
 		AdoptLegacyOwnership: o.adoptLegacyOwnership,
+		RouterProxyImage:     o.routerProxyImage,
 	}); err != nil {
 		return nil, err
 	}

@@ -7,9 +7,9 @@ Licensed under the Apache License, Version 2.0.
 package modelrouter
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -26,6 +26,8 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/podmeta"
+	"github.com/llmkube/operator/internal/routingdoc"
+	"github.com/llmkube/operator/internal/version"
 )
 
 // Labels, annotations and names the operator sets on a router's objects.
@@ -40,8 +42,10 @@ const (
 	AnnotationScrapePath = "prometheus.io/path"
 	AnnotationScrapePort = "prometheus.io/port"
 
-	// DefaultImage is the proxy image when spec.proxy.image is not set.
-	DefaultImage = "ghcr.io/llmkube/router-proxy:latest"
+	// ImageRepository is the proxy image's repository; the operator's --router-proxy-image
+	// defaults to it with the operator's own version as tag (never :latest, so an operator and the
+	// proxy that reads its routing document are upgraded together).
+	ImageRepository = "ghcr.io/llmkube/router-proxy"
 	// ContainerName is the proxy container.
 	ContainerName = "router-proxy"
 	// PortName and Port are the proxy's serving port; MetricsPortName and MetricsPort its metrics.
@@ -55,10 +59,21 @@ const (
 	// ConfigKey is the ConfigMap key holding the routing document, mounted at ConfigDir.
 	ConfigKey = "config.json"
 	ConfigDir = "/etc/router-proxy"
+	// APIKeysDir is where spec.proxy.apiKeySecretRef is mounted: one file per key of the Secret.
+	APIKeysDir = "/etc/router-proxy-api-keys"
 
-	configVolume = "config"
-	tmpVolume    = "tmp"
-	nameSuffix   = "-router-proxy"
+	// DrainSeconds is how long the proxy lets in-flight requests and streams finish after SIGTERM
+	// (its --drain-timeout), after ShutdownDelaySeconds of failing readiness so that the Service
+	// stops sending new requests; TerminationGracePeriodSeconds is larger than both together, so
+	// the kubelet never kills a proxy that is still draining.
+	ShutdownDelaySeconds          = 5
+	DrainSeconds                  = 30
+	TerminationGracePeriodSeconds = int64(ShutdownDelaySeconds + DrainSeconds + 10)
+
+	configVolume  = "config"
+	tmpVolume     = "tmp"
+	apiKeysVolume = "api-keys"
+	nameSuffix    = "-router-proxy"
 )
 
 var (
@@ -68,6 +83,10 @@ var (
 	// the emptyDir from being an empty struct in the apply.
 	tmpSize = resource.MustParse("16Mi")
 )
+
+// DefaultImage is the proxy image of this operator's version: ImageRepository tagged with
+// version.Version.
+func DefaultImage() string { return ImageRepository + ":" + version.Version }
 
 // Name is the name of the ConfigMap, Deployment and Service of router.
 func Name(router *inferencev1alpha1.ModelRouter) string { return router.Name + nameSuffix }
@@ -123,63 +142,40 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 	return out
 }
 
-// Config is the routing document the proxy reads. Backends are sorted by name; rules keep the
-// spec's order (they are tried in order) with their models sorted; only resolved backends appear.
-// A rule or defaultRoute naming a backend that is not listed is unavailable: the proxy answers
-// 503 for it rather than sending the request elsewhere.
-type Config struct {
-	Backends     []ConfigBackend `json:"backends"`
-	Rules        []ConfigRule    `json:"rules,omitempty"`
-	DefaultRoute string          `json:"defaultRoute,omitempty"`
-}
-
-// ConfigBackend is one resolved backend.
-type ConfigBackend struct {
-	Name     string `json:"name"`
-	URL      string `json:"url"`
-	Provider string `json:"provider,omitempty"`
-	Model    string `json:"model,omitempty"`
-	// CredentialsEnvPrefix is the prefix of the environment variables holding the keys of the
-	// backend's credentials Secret.
-	CredentialsEnvPrefix string `json:"credentialsEnvPrefix,omitempty"`
-}
-
-// ConfigRule sends models to a backend.
-type ConfigRule struct {
-	Name    string   `json:"name"`
-	Models  []string `json:"models"`
-	Backend string   `json:"backend"`
-}
-
-// EnvPrefix is the prefix of the environment variables of backend's credentials Secret.
-func EnvPrefix(backend string) string {
-	return "BACKEND_" + strings.ToUpper(strings.ReplaceAll(backend, "-", "_")) + "_"
-}
-
-// ConfigData is the ConfigMap's data: the same spec and resolutions always give the same bytes.
-func ConfigData(router *inferencev1alpha1.ModelRouter, res []Resolution) (map[string]string, error) {
-	cfg := Config{Backends: []ConfigBackend{}, DefaultRoute: ptr.Deref(router.Spec.DefaultRoute, "")}
+// Document is the routing document the proxy reads (routingdoc.Document, the one type both
+// sides share). Backends are sorted by name; rules keep the spec's order (they are tried in order)
+// with their models sorted; only resolved backends appear. A rule, fallback or defaultRoute naming
+// a backend that is not listed is unavailable: the proxy answers 503 for it rather than sending
+// the request elsewhere.
+func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingdoc.Document {
+	doc := routingdoc.Document{Backends: []routingdoc.Backend{}, DefaultRoute: ptr.Deref(router.Spec.DefaultRoute, "")}
 	for _, r := range res {
 		if !r.Resolved {
 			continue
 		}
-		b := ConfigBackend{Name: r.Backend.Name, URL: r.URL}
+		b := routingdoc.Backend{Name: r.Backend.Name, Kind: routingdoc.KindInferenceService, URL: r.URL}
 		if ext := r.Backend.External; ext != nil {
+			b.Kind = routingdoc.KindExternal
 			b.Provider = ext.Provider
 			b.Model = ptr.Deref(ext.Model, "")
 			if ext.CredentialsSecretRef != nil {
-				b.CredentialsEnvPrefix = EnvPrefix(r.Backend.Name)
+				b.CredentialsEnvPrefix = routingdoc.EnvPrefix(r.Backend.Name)
 			}
 		}
-		cfg.Backends = append(cfg.Backends, b)
+		doc.Backends = append(doc.Backends, b)
 	}
-	slices.SortFunc(cfg.Backends, func(a, b ConfigBackend) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(doc.Backends, func(a, b routingdoc.Backend) int { return strings.Compare(a.Name, b.Name) })
 	for _, rule := range router.Spec.Rules {
 		models := slices.Clone(rule.Models)
 		slices.Sort(models)
-		cfg.Rules = append(cfg.Rules, ConfigRule{Name: rule.Name, Models: models, Backend: rule.Backend})
+		doc.Rules = append(doc.Rules, routingdoc.Rule{Name: rule.Name, Models: models, Backend: rule.Backend, Fallbacks: slices.Clone(rule.Fallbacks)})
 	}
-	doc, err := json.Marshal(cfg)
+	return doc
+}
+
+// ConfigData is the ConfigMap's data: the same spec and resolutions always give the same bytes.
+func ConfigData(router *inferencev1alpha1.ModelRouter, res []Resolution) (map[string]string, error) {
+	doc, err := routingdoc.Marshal(Document(router, res))
 	if err != nil {
 		return nil, err
 	}
@@ -229,6 +225,9 @@ type Inputs struct {
 	ConfigHash string
 	// Resolutions of the backends: only resolved external backends' Secrets become envFrom.
 	Resolutions []Resolution
+	// Image is the proxy image when spec.proxy.image is not set (--router-proxy-image);
+	// DefaultImage() when empty.
+	Image string
 }
 
 func scrapeAnnotations(in Inputs) map[string]string {
@@ -259,10 +258,8 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 
 	container := corev1ac.Container().
 		WithName(ContainerName).
-		WithImage(ptr.Deref(proxy.Image, DefaultImage)).
-		WithArgs("--config="+ConfigDir+"/"+ConfigKey,
-			"--listen=:"+strconv.Itoa(int(Port)),
-			"--metrics-listen=:"+strconv.Itoa(int(MetricsPort))).
+		WithImage(ptr.Deref(proxy.Image, cmp.Or(in.Image, DefaultImage()))).
+		WithArgs(args(proxy)...).
 		WithPorts(
 			corev1ac.ContainerPort().WithName(PortName).WithContainerPort(Port).WithProtocol(corev1.ProtocolTCP),
 			corev1ac.ContainerPort().WithName(MetricsPortName).WithContainerPort(MetricsPort).WithProtocol(corev1.ProtocolTCP)).
@@ -270,8 +267,13 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 			WithRequests(corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: memory}).
 			WithLimits(corev1.ResourceList{corev1.ResourceMemory: memory})).
 		WithReadinessProbe(corev1ac.Probe().
-			WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(PortName))).
-			WithPeriodSeconds(10)).
+			WithHTTPGet(corev1ac.HTTPGetAction().WithPath("/readyz").WithPort(intstr.FromString(PortName))).
+			WithPeriodSeconds(5).
+			WithFailureThreshold(1)).
+		WithLivenessProbe(corev1ac.Probe().
+			WithHTTPGet(corev1ac.HTTPGetAction().WithPath("/healthz").WithPort(intstr.FromString(PortName))).
+			WithPeriodSeconds(10).
+			WithFailureThreshold(3)).
 		WithSecurityContext(corev1ac.SecurityContext().
 			WithRunAsNonRoot(true).
 			WithAllowPrivilegeEscalation(false).
@@ -281,13 +283,16 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 		WithVolumeMounts(
 			corev1ac.VolumeMount().WithName(configVolume).WithMountPath(ConfigDir).WithReadOnly(true),
 			corev1ac.VolumeMount().WithName(tmpVolume).WithMountPath("/tmp"))
+	if proxy.APIKeySecretRef != nil {
+		container.WithVolumeMounts(corev1ac.VolumeMount().WithName(apiKeysVolume).WithMountPath(APIKeysDir).WithReadOnly(true))
+	}
 	for _, r := range in.Resolutions {
 		ext := r.Backend.External
 		if !r.Resolved || ext == nil || ext.CredentialsSecretRef == nil {
 			continue // a missing Secret in envFrom would keep every proxy pod from starting
 		}
 		container.WithEnvFrom(corev1ac.EnvFromSource().
-			WithPrefix(EnvPrefix(r.Backend.Name)).
+			WithPrefix(routingdoc.EnvPrefix(r.Backend.Name)).
 			WithSecretRef(corev1ac.SecretEnvSource().WithName(ext.CredentialsSecretRef.Name)))
 	}
 
@@ -298,7 +303,13 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 			WithSeccompProfile(corev1ac.SeccompProfile().WithType(corev1.SeccompProfileTypeRuntimeDefault))).
 		WithVolumes(
 			corev1ac.Volume().WithName(configVolume).WithConfigMap(corev1ac.ConfigMapVolumeSource().WithName(Name(router))),
-			corev1ac.Volume().WithName(tmpVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource().WithSizeLimit(tmpSize)))
+			corev1ac.Volume().WithName(tmpVolume).WithEmptyDir(corev1ac.EmptyDirVolumeSource().WithSizeLimit(tmpSize))).
+		WithTerminationGracePeriodSeconds(TerminationGracePeriodSeconds)
+	if s := proxy.APIKeySecretRef; s != nil {
+		// A volume, not env: the kubelet updates a mounted Secret in place, and the proxy rereads it,
+		// so a rotated key works without a restart.
+		podSpec.WithVolumes(corev1ac.Volume().WithName(apiKeysVolume).WithSecret(corev1ac.SecretVolumeSource().WithSecretName(s.Name)))
+	}
 	if len(proxy.NodeSelector) > 0 {
 		podSpec.WithNodeSelector(proxy.NodeSelector)
 	}
@@ -324,6 +335,23 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 		WithLabels(SelectorLabels(router.Name)).
 		WithOwnerReferences(ownerReference(router)).
 		WithSpec(depSpec)
+}
+
+// args are the proxy container's arguments: the routing document, the two listeners, the drain
+// timings the Deployment's terminationGracePeriodSeconds allows for, and the client keys when set.
+// cmd/router-proxy defines these flags; change both together.
+func args(proxy *inferencev1alpha1.ProxySpec) []string {
+	a := []string{
+		"--config=" + ConfigDir + "/" + ConfigKey,
+		"--listen=:" + strconv.Itoa(int(Port)),
+		"--metrics-listen=:" + strconv.Itoa(int(MetricsPort)),
+		"--shutdown-delay=" + strconv.Itoa(ShutdownDelaySeconds) + "s",
+		"--drain-timeout=" + strconv.Itoa(DrainSeconds) + "s",
+	}
+	if proxy.APIKeySecretRef != nil {
+		a = append(a, "--api-keys-dir="+APIKeysDir)
+	}
+	return a
 }
 
 // ServicePort is the router's Service port.

@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package modelrouter
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -19,6 +18,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/internal/routingdoc"
+	"github.com/llmkube/operator/internal/version"
 )
 
 func router(mutate func(*inferencev1alpha1.ModelRouter)) *inferencev1alpha1.ModelRouter {
@@ -93,13 +94,17 @@ func TestConfigDataIsStableAndSorted(t *testing.T) {
 	if d := cmp.Diff(a, b); d != "" {
 		t.Fatalf("config depends on backend order (-a +b):\n%s", d)
 	}
-	want := `{"backends":[` +
-		`{"name":"cloud","url":"https://api.example.com/v1","provider":"openai","model":"gpt","credentialsEnvPrefix":"BACKEND_CLOUD_"},` +
-		`{"name":"local","url":"http://llama.ns.svc.cluster.local:8000"}],` +
+	want := `{"version":"llmkube.dev/routing/v1","backends":[` +
+		`{"name":"cloud","kind":"external","url":"https://api.example.com/v1","provider":"openai","model":"gpt","credentialsEnvPrefix":"BACKEND_CLOUD_"},` +
+		`{"name":"local","kind":"inferenceService","url":"http://llama.ns.svc.cluster.local:8000"}],` +
 		`"rules":[{"name":"z-first","models":["llama-a","llama-b"],"backend":"local"},{"name":"a-second","models":["gpt-*"],"backend":"cloud"}],` +
 		`"defaultRoute":"local"}`
 	if a[ConfigKey] != want {
 		t.Fatalf("config:\n got %s\nwant %s", a[ConfigKey], want)
+	}
+	// What the operator writes is what the proxy reads.
+	if _, err := routingdoc.Parse([]byte(a[ConfigKey])); err != nil {
+		t.Fatalf("the proxy's parser refuses the operator's document: %v", err)
 	}
 	if ConfigHash(a) != ConfigHash(b) || len(ConfigHash(a)) != 16 {
 		t.Fatalf("hash: %s %s", ConfigHash(a), ConfigHash(b))
@@ -115,8 +120,8 @@ func TestUnresolvedBackendLeavesConfigAndEnvFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg Config
-	if err := json.Unmarshal([]byte(data[ConfigKey]), &cfg); err != nil {
+	cfg, err := routingdoc.Parse([]byte(data[ConfigKey]))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(cfg.Backends) != 1 || cfg.Backends[0].Name != "local" {
@@ -176,12 +181,12 @@ func TestDeploymentPodMetadata(t *testing.T) {
 }
 
 func TestDeploymentDefaultsAndSecurity(t *testing.T) {
-	d := Deployment(router(nil), Inputs{ConfigHash: "h"})
+	d := Deployment(router(nil), Inputs{ConfigHash: "h", Image: "example.com/proxy:1"})
 	if *d.Name != "r-router-proxy" || *d.Spec.Replicas != 1 || d.Spec.RevisionHistoryLimit != nil {
 		t.Fatalf("name/replicas/revisionHistoryLimit: %s %d %v", *d.Name, *d.Spec.Replicas, d.Spec.RevisionHistoryLimit)
 	}
 	c := d.Spec.Template.Spec.Containers[0]
-	if *c.Image != DefaultImage {
+	if *c.Image != "example.com/proxy:1" {
 		t.Fatalf("image %s", *c.Image)
 	}
 	if q := (*c.Resources.Requests)[corev1.ResourceCPU]; q.String() != "100m" {
@@ -216,6 +221,51 @@ func TestDeploymentDefaultsAndSecurity(t *testing.T) {
 	if *d.Spec.Replicas != 3 || *d.Spec.RevisionHistoryLimit != 2 || *d.Spec.Template.Spec.Containers[0].Image != "example.com/proxy:1" ||
 		d.Spec.Template.Spec.NodeSelector["pool"] != "cpu" || *d.Spec.Template.Spec.ImagePullSecrets[0].Name != "pull" {
 		t.Fatalf("proxy spec not applied: %+v", d.Spec)
+	}
+}
+
+func TestDeploymentRunsTheProxy(t *testing.T) {
+	d := Deployment(router(nil), Inputs{Image: DefaultImage()})
+	spec := d.Spec.Template.Spec
+	c := spec.Containers[0]
+	if strings.HasSuffix(*c.Image, ":latest") || *c.Image != "ghcr.io/llmkube/router-proxy:"+version.Version {
+		t.Fatalf("default image must be the operator's version, never :latest: %s", *c.Image)
+	}
+	wantArgs := []string{"--config=/etc/router-proxy/config.json", "--listen=:8080", "--metrics-listen=:9090", "--shutdown-delay=5s", "--drain-timeout=30s"}
+	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
+		t.Fatalf("args (-want +got):\n%s", diff)
+	}
+	if p := c.ReadinessProbe.HTTPGet; p == nil || *p.Path != "/readyz" || p.Port.StrVal != "http" {
+		t.Fatalf("readiness probe %+v", c.ReadinessProbe)
+	}
+	if p := c.LivenessProbe.HTTPGet; p == nil || *p.Path != "/healthz" || p.Port.StrVal != "http" {
+		t.Fatalf("liveness probe %+v", c.LivenessProbe)
+	}
+	if g := *spec.TerminationGracePeriodSeconds; g <= ShutdownDelaySeconds+DrainSeconds {
+		t.Fatalf("terminationGracePeriodSeconds %d must exceed the proxy's shutdown delay and drain", g)
+	}
+	if len(spec.Volumes) != 2 || len(c.VolumeMounts) != 2 {
+		t.Fatalf("no key volume without apiKeySecretRef: %+v", spec.Volumes)
+	}
+
+	d = Deployment(router(func(r *inferencev1alpha1.ModelRouter) {
+		r.Spec.Proxy = &inferencev1alpha1.ProxySpec{APIKeySecretRef: &inferencev1alpha1.LocalObjectReference{Name: "client-keys"}}
+	}), Inputs{Image: DefaultImage()})
+	spec = d.Spec.Template.Spec
+	c = spec.Containers[0]
+	if v := spec.Volumes[2]; *v.Name != "api-keys" || *v.Secret.SecretName != "client-keys" {
+		t.Fatalf("client keys are a Secret volume: %+v", v)
+	}
+	if m := c.VolumeMounts[2]; *m.MountPath != APIKeysDir || !*m.ReadOnly {
+		t.Fatalf("mount %+v", m)
+	}
+	if a := c.Args[len(c.Args)-1]; a != "--api-keys-dir="+APIKeysDir {
+		t.Fatalf("args %v", c.Args)
+	}
+	for _, e := range c.Env {
+		if strings.Contains(*e.Name, "KEY") {
+			t.Fatalf("client keys are never env (a rotation would need a restart): %+v", e)
+		}
 	}
 }
 

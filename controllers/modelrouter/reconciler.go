@@ -61,6 +61,8 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// EmitScrapeAnnotations adds prometheus.io/* hints for the proxy's metrics port.
 	EmitScrapeAnnotations bool
+	// Image is the proxy image when spec.proxy.image is not set; DefaultImage() when empty.
+	Image string
 
 	// statusWrites deduplicates status writes while the cache lags behind the last one.
 	statusWrites status.Writes
@@ -160,7 +162,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	// Each object converges on its own: a failure of one is reported and never stops the others.
 	var failures []error
-	in := Inputs{EmitScrapeAnnotations: r.EmitScrapeAnnotations, ConfigHash: ConfigHash(data), Resolutions: res}
+	in := Inputs{EmitScrapeAnnotations: r.EmitScrapeAnnotations, ConfigHash: ConfigHash(data), Resolutions: res, Image: r.Image}
 	if err := r.reconcileConfigMap(ctx, router, data); err != nil {
 		failures = append(failures, err)
 		in.ConfigHash = "" // the document did not land: keep the hash of the one that did

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmkube/operator/internal/version"
 	"github.com/llmkube/operator/test/helmtool"
 )
 
@@ -181,6 +182,7 @@ func TestArgsFromValues(t *testing.T) {
 		"--metrics-bind-address=:8080",
 		"--health-probe-bind-address=:8081",
 		"--max-concurrent-reconciles=4",
+		"--router-proxy-image=ghcr.io/llmkube/router-proxy:" + appVersion(t),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("default args (-want +got):\n%s", diff)
@@ -196,6 +198,8 @@ func TestArgsFromValues(t *testing.T) {
 		"--set", "metrics.port=9090",
 		"--set", "watchNamespaces={a,b}",
 		"--set", "cacheTransform=none",
+		"--set", "routerProxy.image.repository=registry.example.com/proxy",
+		"--set", "routerProxy.image.tag=v9",
 	))
 	for _, a := range []string{
 		"--field-manager=acme-llm",
@@ -207,11 +211,32 @@ func TestArgsFromValues(t *testing.T) {
 		"--metrics-bind-address=:9090",
 		"--watch-namespaces=a,b",
 		"--cache-transform=none",
+		"--router-proxy-image=registry.example.com/proxy:v9",
 	} {
 		if !slices.Contains(got, a) {
 			t.Errorf("args %q lack %q", got, a)
 		}
 	}
+}
+
+// appVersion is the chart's appVersion; the operator's built-in version must be the same, since it
+// tags the default router-proxy image of a binary run without the chart.
+func appVersion(t *testing.T) string {
+	t.Helper()
+	chart, err := os.ReadFile(filepath.Join(helmtool.Chart(), "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(chart, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.AppVersion != version.Version {
+		t.Fatalf("Chart.yaml appVersion %q differs from internal/version.Version %q", c.AppVersion, version.Version)
+	}
+	return c.AppVersion
 }
 
 // The chart's args are flags the binary knows: a flag the chart passes and main.go lacks would

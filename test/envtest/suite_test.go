@@ -59,6 +59,7 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() {
+	removeProxyBinary()
 	if cancel != nil {
 		cancel()
 	}

@@ -31,6 +31,8 @@ type ProxySpecApplyConfiguration struct {
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 	// podLabels are added to the labels of the proxy pods. The operator's own labels win on a clash, and the keys the operator selects pods by (app and inference.llmkube.dev/model-router) are rejected. At most 64 labels; keys and values follow the Kubernetes label syntax.
 	PodLabels map[string]apiv1alpha1.LabelValue `json:"podLabels,omitempty"`
+	// apiKeySecretRef names a Secret whose values are the API keys clients must send as "Authorization: Bearer <key>". It is mounted as a volume, so a rotated key works without a restart. When unset, the router accepts every request: anyone who reaches its Service spends the external API keys.
+	APIKeySecretRef *LocalObjectReferenceApplyConfiguration `json:"apiKeySecretRef,omitempty"`
 	// podAnnotations are added to the annotations of the proxy pods. They win over the operator's own annotations. At most 64 annotations; keys follow the Kubernetes annotation key syntax.
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 }
@@ -111,6 +113,14 @@ func (b *ProxySpecApplyConfiguration) WithPodLabels(entries map[string]apiv1alph
 	for k, v := range entries {
 		b.PodLabels[k] = v
 	}
+	return b
+}
+
+// WithAPIKeySecretRef sets the APIKeySecretRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the APIKeySecretRef field is set to the value of the last call.
+func (b *ProxySpecApplyConfiguration) WithAPIKeySecretRef(value *LocalObjectReferenceApplyConfiguration) *ProxySpecApplyConfiguration {
+	b.APIKeySecretRef = value
 	return b
 }
 

@@ -19,6 +19,8 @@ type RoutingRuleApplyConfiguration struct {
 	Models []string `json:"models,omitempty"`
 	// backend names the backend that receives the matched requests; it must be one of backends.
 	Backend *string `json:"backend,omitempty"`
+	// fallbacks are backends tried in order when the backend fails before anything reached the client (a connection error, a timeout before response headers, a 429 or a 5xx).
+	Fallbacks []string `json:"fallbacks,omitempty"`
 }
 
 // RoutingRuleApplyConfiguration constructs a declarative configuration of the RoutingRule type for use with
@@ -50,5 +52,15 @@ func (b *RoutingRuleApplyConfiguration) WithModels(values ...string) *RoutingRul
 // If called multiple times, the Backend field is set to the value of the last call.
 func (b *RoutingRuleApplyConfiguration) WithBackend(value string) *RoutingRuleApplyConfiguration {
 	b.Backend = &value
+	return b
+}
+
+// WithFallbacks adds the given value to the Fallbacks field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Fallbacks field.
+func (b *RoutingRuleApplyConfiguration) WithFallbacks(values ...string) *RoutingRuleApplyConfiguration {
+	for i := range values {
+		b.Fallbacks = append(b.Fallbacks, values[i])
+	}
 	return b
 }

@@ -1,0 +1,88 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Command router-proxy is the data plane of a ModelRouter: it reads the routing document the
+// operator writes and serves OpenAI-compatible HTTP. Flags and wiring only; the proxy lives in
+// internal/routerproxy. The operator's Deployment (controllers/modelrouter) passes these flags.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/llmkube/operator/internal/routerproxy"
+	"github.com/llmkube/operator/internal/routingdoc"
+	"github.com/llmkube/operator/internal/version"
+)
+
+func main() {
+	var (
+		config         = flag.String("config", "/etc/router-proxy/config.json", "The routing document (the ModelRouter's ConfigMap, mounted).")
+		listen         = flag.String("listen", ":8080", "Address of the OpenAI-compatible API, /healthz and /readyz.")
+		metricsListen  = flag.String("metrics-listen", ":9090", "Address of /metrics.")
+		apiKeysDir     = flag.String("api-keys-dir", "", "Directory of client API keys (a mounted Secret, one file per key); no client authentication when empty.")
+		apiKeysRefresh = flag.Duration("api-keys-refresh", 5*time.Second, "How often the client API keys are reread.")
+		maxBody        = flag.Int64("max-body-bytes", 32<<20, "Largest request body; larger ones get 413.")
+		bodyTimeout    = flag.Duration("body-read-timeout", time.Minute, "Longest time to read a request body.")
+		headerTimeout  = flag.Duration("read-header-timeout", 10*time.Second, "Longest time a client may take to send its request headers.")
+		respTimeout    = flag.Duration("response-header-timeout", 120*time.Second, "Longest wait for a backend's response headers, per attempt (a long prompt's prefill is slow); a stream's body has no limit.")
+		threshold      = flag.Int("failure-threshold", 3, "Failures in a row after which a backend cools down.")
+		cooldown       = flag.Duration("cooldown", 30*time.Second, "How long a failing backend is skipped, unless it is a request's last option.")
+		shutdownDelay  = flag.Duration("shutdown-delay", 5*time.Second, "After SIGTERM, how long readiness fails while requests are still accepted.")
+		drain          = flag.Duration("drain-timeout", 30*time.Second, "After the shutdown delay, how long in-flight requests and streams may take to finish.")
+		showVersion    = flag.Bool("version", false, "Print the version and the routing document version, then exit.")
+	)
+	flag.Parse()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	if *showVersion {
+		fmt.Println(version.Version, routingdoc.Version)
+		return
+	}
+	data, err := os.ReadFile(*config)
+	if err != nil {
+		fail(log, err)
+	}
+	doc, err := routingdoc.Parse(data)
+	if err != nil {
+		fail(log, err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	proxy, err := routerproxy.New(routerproxy.Options{
+		Document: doc, Getenv: os.Getenv,
+		APIKeysDir: *apiKeysDir, APIKeysRefresh: *apiKeysRefresh,
+		MaxBodyBytes: *maxBody, BodyReadTimeout: *bodyTimeout, ResponseHeaderTimeout: *respTimeout,
+		FailureThreshold: *threshold, Cooldown: *cooldown,
+		Log: log, Registerer: reg,
+	})
+	if err != nil {
+		fail(log, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	srv := &routerproxy.Server{
+		Proxy: proxy, Listen: *listen, MetricsListen: *metricsListen, Gatherer: reg,
+		ReadHeaderTimeout: *headerTimeout, ShutdownDelay: *shutdownDelay, DrainTimeout: *drain, Log: log,
+	}
+	log.Info("starting", "version", version.Version, "document", routingdoc.Version, "backends", len(doc.Backends), "rules", len(doc.Rules), "clientAuth", *apiKeysDir != "")
+	if err := srv.Run(ctx); err != nil {
+		fail(log, err)
+	}
+}
+
+func fail(log *slog.Logger, err error) {
+	log.Error("router-proxy cannot start", "error", err.Error())
+	os.Exit(1)
+}

@@ -1,0 +1,97 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package routerproxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// keyring holds the API keys clients must present, read from a mounted Secret: one file per key
+// of the Secret, the file's content a key. The kubelet replaces the files in place when the Secret
+// changes, and the keyring rereads them, so a rotated key works without a restart.
+type keyring struct {
+	dir  string
+	keys atomic.Pointer[[][sha256.Size]byte]
+}
+
+func newKeyring(dir string) (*keyring, error) {
+	k := &keyring{dir: dir}
+	if err := k.reload(); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// reload reads every key file of the directory. Names starting with a dot are the kubelet's
+// bookkeeping (..data and the timestamped directory), not keys.
+func (k *keyring) reload() error {
+	entries, err := os.ReadDir(k.dir)
+	if err != nil {
+		return fmt.Errorf("client API keys: %w", err)
+	}
+	keys := make([][sha256.Size]byte, 0, len(entries))
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		p := filepath.Join(k.dir, e.Name())
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("client API keys: %w", err)
+		}
+		if v := strings.TrimSpace(string(data)); v != "" {
+			keys = append(keys, sha256.Sum256([]byte(v)))
+		}
+	}
+	k.keys.Store(&keys)
+	return nil
+}
+
+// watch rereads the keys every interval until ctx ends; a failed read keeps the keys it had.
+func (k *keyring) watch(ctx context.Context, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := k.reload(); err != nil {
+				log.Warn("rereading client API keys failed; keeping the previous ones", "error", err)
+			}
+		}
+	}
+}
+
+// allowed reports whether authorization ("Bearer <key>") carries one of the keys. An empty
+// keyring allows nothing.
+//
+// Note: the comparison is of SHA-256 sums, in constant time, over every key: neither the length
+// nor the position of a key, nor how much of a guess matched, shows in the time taken.
+func (k *keyring) allowed(authorization string) bool {
+	token, ok := strings.CutPrefix(authorization, "Bearer ")
+	sum := sha256.Sum256([]byte(token))
+	match := 0
+	for _, key := range *k.keys.Load() {
+		match |= subtle.ConstantTimeCompare(sum[:], key[:])
+	}
+	return ok && match == 1
+}
+
+func (k *keyring) count() int { return len(*k.keys.Load()) }

@@ -1,0 +1,51 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package routerproxy
+
+import (
+	"testing"
+
+	"github.com/llmkube/operator/internal/routingdoc"
+)
+
+func TestTargetURLRule(t *testing.T) {
+	for _, tc := range []struct {
+		kind, url, path, query, want string
+	}{
+		{routingdoc.KindInferenceService, "http://llama.ns.svc.cluster.local:8080", "/v1/chat/completions", "", "http://llama.ns.svc.cluster.local:8080/v1/chat/completions"},
+		{routingdoc.KindExternal, "https://api.openai.com/v1", "/v1/chat/completions", "", "https://api.openai.com/v1/chat/completions"},
+		{routingdoc.KindExternal, "https://api.openai.com/v1/", "/v1/embeddings", "", "https://api.openai.com/v1/embeddings"},
+		{routingdoc.KindExternal, "https://api.anthropic.com/v1", "/v1/chat/completions", "a=1", "https://api.anthropic.com/v1/chat/completions?a=1"},
+		{routingdoc.KindExternal, "https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21", "/v1/chat/completions", "a=1",
+			"https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21&a=1"},
+	} {
+		b, err := newBackend(routingdoc.Backend{Name: "b", Kind: tc.kind, URL: tc.url}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.target(tc.path, tc.query).String(); got != tc.want {
+			t.Errorf("%s %s + %s: got %s want %s", tc.kind, tc.url, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestCredentialsHeaderByProvider(t *testing.T) {
+	env := map[string]string{"BACKEND_AZ_API_KEY": "k1\n", "BACKEND_OAI_API_KEY": "k2"}
+	getenv := func(k string) string { return env[k] }
+	az, _ := newBackend(routingdoc.Backend{Name: "az", Kind: routingdoc.KindExternal, URL: "https://a", Provider: routingdoc.ProviderAzureOpenAI, CredentialsEnvPrefix: "BACKEND_AZ_"}, getenv)
+	oai, _ := newBackend(routingdoc.Backend{Name: "oai", Kind: routingdoc.KindExternal, URL: "https://a", Provider: routingdoc.ProviderAnthropic, CredentialsEnvPrefix: "BACKEND_OAI_"}, getenv)
+	none, _ := newBackend(routingdoc.Backend{Name: "none", Kind: routingdoc.KindExternal, URL: "https://a", CredentialsEnvPrefix: "BACKEND_NONE_"}, getenv)
+	if az.authHeader != "Api-Key" || az.authValue != "k1" {
+		t.Errorf("azure: %s %s", az.authHeader, az.authValue)
+	}
+	if oai.authHeader != "Authorization" || oai.authValue != "Bearer k2" {
+		t.Errorf("anthropic: %s %s", oai.authHeader, oai.authValue)
+	}
+	if none.authHeader != "" || none.missingKey != "BACKEND_NONE_API_KEY" {
+		t.Errorf("missing key: %+v", none)
+	}
+}

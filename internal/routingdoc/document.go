@@ -1,0 +1,157 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package routingdoc is the routing document a ModelRouter's proxy reads: the operator writes it
+// into the router's ConfigMap (controllers/modelrouter) and the proxy reads it
+// (internal/routerproxy). It is the only thing the two share, so they cannot drift: a field added
+// here is added for both, and a proxy refuses a document version it does not know.
+package routingdoc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Version is the version of the document this code writes and reads. Change it when a change is
+// not backward compatible for a proxy that reads it: an older proxy then refuses to start with a
+// clear error instead of routing by rules it misunderstands.
+const Version = "llmkube.dev/routing/v1"
+
+// Backend kinds. The kind decides how the proxy builds the upstream URL (see Backend.URL).
+const (
+	KindInferenceService = "inferenceService"
+	KindExternal         = "external"
+)
+
+// Providers of external backends, as the ModelRouter API names them.
+const (
+	ProviderOpenAI           = "openai"
+	ProviderAnthropic        = "anthropic"
+	ProviderAzureOpenAI      = "azure-openai"
+	ProviderOpenAICompatible = "openai-compatible"
+)
+
+// CredentialsKey is the key of a backend's credentials Secret that holds its API key; the
+// container sees it as CredentialsEnvPrefix + CredentialsKey.
+const CredentialsKey = "API_KEY"
+
+// MaxFallbacks bounds a rule's fallbacks (the API's admission says the same).
+const MaxFallbacks = 8
+
+// Document is the routing document. Backends lists only the backends that resolved; a rule, a
+// fallback or the default route naming a backend that is not listed is unavailable.
+type Document struct {
+	Version      string    `json:"version"`
+	Backends     []Backend `json:"backends"`
+	Rules        []Rule    `json:"rules,omitempty"`
+	DefaultRoute string    `json:"defaultRoute,omitempty"`
+}
+
+// Backend is one resolved backend.
+type Backend struct {
+	Name string `json:"name"`
+	// Kind is KindInferenceService or KindExternal.
+	Kind string `json:"kind"`
+	// URL is, for an InferenceService, its Service URL without a path (the request's whole path is
+	// appended); for an external backend, an API base as OpenAI clients take it
+	// (https://api.openai.com/v1: the request's path after /v1 is appended).
+	URL      string `json:"url"`
+	Provider string `json:"provider,omitempty"`
+	// Model replaces the request's model when set.
+	Model string `json:"model,omitempty"`
+	// CredentialsEnvPrefix is the prefix of the environment variables holding the keys of the
+	// backend's credentials Secret (so its API key is CredentialsEnvPrefix + CredentialsKey).
+	CredentialsEnvPrefix string `json:"credentialsEnvPrefix,omitempty"`
+}
+
+// Rule sends the models it matches to Backend, then to Fallbacks in order when Backend fails.
+type Rule struct {
+	Name      string   `json:"name"`
+	Models    []string `json:"models"`
+	Backend   string   `json:"backend"`
+	Fallbacks []string `json:"fallbacks,omitempty"`
+}
+
+// EnvPrefix is the prefix of the environment variables of backend's credentials Secret.
+func EnvPrefix(backend string) string {
+	return "BACKEND_" + strings.ToUpper(strings.ReplaceAll(backend, "-", "_")) + "_"
+}
+
+// Marshal is the document's bytes: the same document always gives the same bytes.
+func Marshal(d Document) ([]byte, error) {
+	d.Version = Version
+	if d.Backends == nil {
+		d.Backends = []Backend{}
+	}
+	return json.Marshal(d)
+}
+
+// Parse reads and checks a document.
+//
+// Note: unknown fields are errors too, so a newer operator that adds a field without changing the
+// version still makes an older proxy stop with a clear message rather than ignore the field.
+func Parse(data []byte) (*Document, error) {
+	var probe struct {
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("routing document is not valid JSON: %w", err)
+	}
+	if probe.Version != Version {
+		return nil, fmt.Errorf("routing document version %q is not supported: this proxy reads %q; run the router-proxy image that matches the operator", probe.Version, Version)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	d := &Document{}
+	if err := dec.Decode(d); err != nil {
+		return nil, fmt.Errorf("routing document %s: %w", Version, err)
+	}
+	if dec.More() {
+		return nil, errors.New("routing document: trailing data after the document")
+	}
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("routing document: %w", err)
+	}
+	return d, nil
+}
+
+// Validate checks what the proxy relies on: unique backend names, known kinds, absolute http(s)
+// URLs, and rules with models.
+func (d *Document) Validate() error {
+	seen := make(map[string]bool, len(d.Backends))
+	for i, b := range d.Backends {
+		if b.Name == "" {
+			return fmt.Errorf("backends[%d] has no name", i)
+		}
+		if seen[b.Name] {
+			return fmt.Errorf("backend %q is listed twice", b.Name)
+		}
+		seen[b.Name] = true
+		if b.Kind != KindInferenceService && b.Kind != KindExternal {
+			return fmt.Errorf("backend %q has unknown kind %q", b.Name, b.Kind)
+		}
+		u, err := url.Parse(b.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("backend %q has URL %q, not an absolute http(s) URL", b.Name, b.URL)
+		}
+	}
+	for i, r := range d.Rules {
+		if len(r.Models) == 0 {
+			return fmt.Errorf("rules[%d] (%q) has no models", i, r.Name)
+		}
+		if r.Backend == "" {
+			return fmt.Errorf("rules[%d] (%q) has no backend", i, r.Name)
+		}
+		if len(r.Fallbacks) > MaxFallbacks {
+			return fmt.Errorf("rules[%d] (%q) has %d fallbacks, at most %d", i, r.Name, len(r.Fallbacks), MaxFallbacks)
+		}
+	}
+	return nil
+}
