@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/podmeta"
 	"github.com/llmkube/operator/controllers/runtimes"
 	"github.com/llmkube/operator/internal/routingdoc"
@@ -109,6 +110,8 @@ type Resolution struct {
 	URL      string
 	Resolved bool
 	Message  string
+	// Service is the InferenceService's Service, whose EndpointSlices the proxy balances over.
+	Service *routingdoc.Service
 }
 
 // Resolve resolves every backend of router against what was found, in spec order.
@@ -126,6 +129,7 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 			}
 			r.Resolved = true
 			r.URL = fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", isvc.Name, isvc.Namespace, runtimes.ServicePort(&isvc.Spec))
+			r.Service = &routingdoc.Service{Namespace: isvc.Namespace, Name: isvc.Name, Port: inferenceservice.PortName}
 		case b.External != nil:
 			if s := b.External.CredentialsSecretRef; s != nil && !found.Secrets[s.Name] {
 				r.Message = fmt.Sprintf("Secret %q not found", s.Name)
@@ -148,11 +152,14 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 // the request elsewhere.
 func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingdoc.Document {
 	doc := routingdoc.Document{Backends: []routingdoc.Backend{}, DefaultRoute: ptr.Deref(router.Spec.DefaultRoute, "")}
+	if p := router.Spec.Proxy; p != nil && p.Balancing != nil {
+		doc.Balancing = string(*p.Balancing)
+	}
 	for _, r := range res {
 		if !r.Resolved {
 			continue
 		}
-		b := routingdoc.Backend{Name: r.Backend.Name, Kind: routingdoc.KindInferenceService, URL: r.URL}
+		b := routingdoc.Backend{Name: r.Backend.Name, Kind: routingdoc.KindInferenceService, URL: r.URL, Service: r.Service}
 		if ext := r.Backend.External; ext != nil {
 			b.Kind = routingdoc.KindExternal
 			b.Provider = ext.Provider
@@ -295,6 +302,7 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 	}
 
 	podSpec := corev1ac.PodSpec().
+		WithServiceAccountName(Name(router)).
 		WithContainers(container).
 		WithSecurityContext(corev1ac.PodSecurityContext().
 			WithRunAsNonRoot(true).
