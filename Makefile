@@ -62,6 +62,7 @@ helm-template: ## Render the chart with each example values file into bin/chart/
 .PHONY: build
 build:
 	go build -o bin/llmkube-operator ./cmd/operator
+	go build -o bin/router-proxy ./cmd/router-proxy
 
 .PHONY: envtest-bin
 envtest-bin: $(ENVTEST_BIN)/kube-apiserver $(ENVTEST_BIN)/kubectl ## Build kube-apiserver and etcd from source once per version; kubectl too when the machine has none.
@@ -92,6 +93,13 @@ BENCH_ARGS ?= -n 100,300,1000 -r 3 -m 50 -out docs/benchmarks
 bench: envtest-bin ## Converge, steady-state requests, removal latency and memory against in-run baselines; writes docs/benchmarks.
 	go build -o bin/llmkube-operator ./cmd/operator
 	go run ./cmd/bench -operator-binary bin/llmkube-operator $(BENCH_ARGS)
+
+PROXY_BENCH_ARGS ?= -c 64 -d 5s -r 3 -ttfb 500 -streams 1000 -out docs/benchmarks
+
+.PHONY: bench-proxy
+bench-proxy: ## The router-proxy against direct and a plain httputil.ReverseProxy hop, in one run; writes docs/benchmarks/proxy.md.
+	go build -o bin/router-proxy ./cmd/router-proxy
+	go run ./cmd/bench-proxy -proxy-binary bin/router-proxy $(PROXY_BENCH_ARGS)
 
 # Fuzz targets of the pure pieces, each run for FUZZTIME (the seed corpora in testdata/fuzz run
 # with every `go test` too). Five targets at 10s keep CI's fuzzing around a minute.

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package modelrouter
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -231,7 +232,8 @@ type Inputs struct {
 	ConfigHash string
 	// Resolutions of the backends: only resolved external backends' Secrets become envFrom.
 	Resolutions []Resolution
-	// Image is the proxy image when spec.proxy.image is not set (--router-proxy-image).
+	// Image is the proxy image when spec.proxy.image is not set (--router-proxy-image);
+	// DefaultImage() when empty.
 	Image string
 }
 
@@ -263,7 +265,7 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 
 	container := corev1ac.Container().
 		WithName(ContainerName).
-		WithImage(ptr.Deref(proxy.Image, in.Image)).
+		WithImage(ptr.Deref(proxy.Image, cmp.Or(in.Image, DefaultImage()))).
 		WithArgs(args(proxy)...).
 		WithPorts(
 			corev1ac.ContainerPort().WithName(PortName).WithContainerPort(Port).WithProtocol(corev1.ProtocolTCP),

@@ -171,9 +171,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		rejected = append(rejected, err)
 	}
 	in := Inputs{EmitScrapeAnnotations: r.EmitScrapeAnnotations, ConfigHash: ConfigHash(data), Resolutions: res, Image: r.Image}
-	if in.Image == "" {
-		in.Image = DefaultImage()
-	}
 	if err := r.reconcileDeployment(ctx, router, live, in); err != nil {
 		rejected = append(rejected, err)
 	}

@@ -91,6 +91,12 @@ var _ = Describe("Admission", func() {
 			s["backends"] = []any{map[string]any{"name": "oai", "external": map[string]any{"provider": "openai", "url": "https://api.openai.com/v1"}}}
 			s["defaultRoute"] = "oai"
 		})),
+		Entry("a router rule with fallbacks and client keys", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["backends"] = []any{map[string]any{"name": "a", "inferenceServiceRef": map[string]any{"name": "x"}},
+				map[string]any{"name": "oai", "external": map[string]any{"provider": "openai", "url": "https://api.openai.com/v1"}}}
+			s["rules"] = []any{map[string]any{"name": "r", "models": []any{"m"}, "backend": "a", "fallbacks": []any{"oai"}}}
+			s["proxy"] = map[string]any{"apiKeySecretRef": map[string]any{"name": "keys"}}
+		})),
 	)
 
 	DescribeTable("rejects invalid specs with a message that names the field",
@@ -176,6 +182,16 @@ var _ = Describe("Admission", func() {
 			"spec.defaultRoute must name one of spec.backends"),
 		Entry("a router port of 0", "ModelRouter", routerSpec(func(s map[string]any) { s["endpoint"] = map[string]any{"port": 0} }),
 			"spec.endpoint.port in body should be greater than or equal to 1"),
+		Entry("a fallback to the rule's own backend", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["rules"] = []any{map[string]any{"name": "r", "models": []any{"m"}, "backend": "a", "fallbacks": []any{"a"}}}
+		}), "spec.rules[].fallbacks must name backends other than the rule's own backend"),
+		Entry("a fallback to no backend", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["rules"] = []any{map[string]any{"name": "r", "models": []any{"m"}, "backend": "a", "fallbacks": []any{"nope"}}}
+		}), "every spec.rules[].fallbacks entry must name one of spec.backends"),
+		Entry("nine fallbacks", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["rules"] = []any{map[string]any{"name": "r", "models": []any{"m"}, "backend": "a",
+				"fallbacks": []any{"b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9"}}}
+		}), "spec.rules[0].fallbacks: Too many: 9: must have at most 8 items"),
 	)
 
 	It("treats a second server-side apply of the same configuration as a no-op", func() {

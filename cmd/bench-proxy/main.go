@@ -1,0 +1,66 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Command bench-proxy runs the router-proxy benchmark of test/benchproxy: direct, a plain
+// httputil.ReverseProxy hop and the router-proxy, in one run. `make bench-proxy` runs it. With
+// BENCH_PROXY_PLAIN_HOP_UPSTREAM set it is the plain hop instead (the benchmark starts itself so).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/llmkube/operator/test/benchproxy"
+)
+
+func main() {
+	if u := os.Getenv(benchproxy.PlainHopEnv); u != "" {
+		if err := benchproxy.ServePlainHop(u); err != nil {
+			fmt.Fprintln(os.Stderr, "plain hop:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	o := benchproxy.Options{Log: os.Stderr}
+	flag.StringVar(&o.ProxyBinary, "proxy-binary", "bin/router-proxy", "The built cmd/router-proxy.")
+	flag.IntVar(&o.Concurrency, "c", 64, "Concurrent clients of the throughput runs.")
+	flag.DurationVar(&o.Duration, "d", 5*time.Second, "Duration of each throughput round.")
+	flag.DurationVar(&o.Warmup, "warmup", time.Second, "Warm-up before each round.")
+	flag.IntVar(&o.Rounds, "r", 3, "Rounds of the three modes, interleaved; the median is reported.")
+	flag.IntVar(&o.TTFBSamples, "ttfb", 500, "Sequential streams per mode for the time to first byte.")
+	flag.IntVar(&o.Streams, "streams", 1000, "Concurrent streams held open for the RSS measurement.")
+	out := flag.String("out", "docs/benchmarks", "Folder for proxy.md; empty writes nothing.")
+	flag.Parse()
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+	o.HopCommand = []string{self}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	res, err := benchproxy.Run(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+	fmt.Print(benchproxy.Markdown(res))
+	if *out != "" {
+		if err := benchproxy.Write(res, *out, "make bench-proxy  # go run ./cmd/bench-proxy "+strings.Join(os.Args[1:], " ")); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+	}
+	if res.Failures > 0 {
+		fmt.Fprintf(os.Stderr, "%d requests failed: the figures are not a measurement\n", res.Failures)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,265 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Package benchproxy measures the router proxy against a direct connection and a plain
+// httputil.ReverseProxy hop, in one run, on the same fake upstream and client: requests per second
+// at a concurrency, the latency each hop adds, the time to first byte a stream gets, and the
+// proxy's RSS with many streams open. cmd/bench-proxy runs it (`make bench-proxy`).
+package benchproxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/llmkube/operator/internal/routingdoc"
+)
+
+// Options of a run.
+type Options struct {
+	// ProxyBinary is the built cmd/router-proxy.
+	ProxyBinary string
+	// HopCommand runs the plain hop (with PlainHopEnv set); for cmd/bench-proxy, itself.
+	HopCommand []string
+	// Concurrency of the throughput runs; Duration of each; Rounds of the three modes, interleaved.
+	Concurrency int
+	Duration    time.Duration
+	Warmup      time.Duration
+	Rounds      int
+	// TTFBSamples sequential streams per mode.
+	TTFBSamples int
+	// Streams held open at once for the RSS measurement.
+	Streams int
+	Log     io.Writer
+}
+
+// Mode is one way from the client to the upstream.
+type Mode string
+
+const (
+	Direct   Mode = "direct"
+	PlainHop Mode = "plain httputil.ReverseProxy"
+	Router   Mode = "router-proxy"
+)
+
+// Modes in report order.
+var Modes = []Mode{Direct, PlainHop, Router}
+
+// Result of a run.
+type Result struct {
+	Options  Options
+	Load     [2]string // uptime before and after
+	Machine  string
+	Through  map[Mode]Throughput
+	TTFB     map[Mode]Latency
+	RSS      map[Mode]Memory // PlainHop and Router
+	Failures int             // requests that failed (any mode); a run with failures is not a measurement
+}
+
+// Throughput is the median round of a mode.
+type Throughput struct {
+	RPS      float64
+	P50, P99 time.Duration
+	Requests int
+}
+
+// Latency percentiles.
+type Latency struct{ P50, P99 time.Duration }
+
+// Memory of a proxy process: idle, and with Streams streams open.
+type Memory struct{ IdleRSS, StreamsRSS uint64 }
+
+// child is a proxy process.
+type child struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func (c *child) stop() {
+	_ = c.cmd.Process.Kill()
+	_ = c.cmd.Wait()
+}
+
+func (c *child) rss() (uint64, error) { return procRSS(c.cmd.Process.Pid) }
+
+// Run measures.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	logf := func(format string, a ...any) {
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, format+"\n", a...)
+		}
+	}
+	res := &Result{Options: o, Through: map[Mode]Throughput{}, TTFB: map[Mode]Latency{}, RSS: map[Mode]Memory{},
+		Machine: fmt.Sprintf("%d cores, %s/%s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())}
+	res.Load[0] = uptime()
+
+	up, err := startUpstream()
+	if err != nil {
+		return nil, err
+	}
+	defer up.close()
+	tmp, err := os.MkdirTemp("", "bench-proxy-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+
+	hop, err := startHop(ctx, o.HopCommand, up.url)
+	if err != nil {
+		return nil, fmt.Errorf("plain hop: %w", err)
+	}
+	defer hop.stop()
+	router, err := startRouter(ctx, o.ProxyBinary, up.url, tmp)
+	if err != nil {
+		return nil, fmt.Errorf("router-proxy: %w", err)
+	}
+	defer router.stop()
+	base := map[Mode]string{Direct: up.url, PlainHop: "http://" + hop.addr, Router: "http://" + router.addr}
+
+	idle := map[Mode]uint64{}
+	for m, c := range map[Mode]*child{PlainHop: hop, Router: router} {
+		if idle[m], err = c.rss(); err != nil {
+			return nil, err
+		}
+	}
+
+	rounds := map[Mode][]Throughput{}
+	for r := 0; r < o.Rounds; r++ {
+		for _, m := range Modes {
+			t, failed := throughput(ctx, base[m], o.Concurrency, o.Warmup, o.Duration)
+			res.Failures += failed
+			rounds[m] = append(rounds[m], t)
+			logf("round %d %-28s %8.0f req/s  p50 %v  p99 %v", r+1, m, t.RPS, t.P50, t.P99)
+		}
+	}
+	for _, m := range Modes {
+		res.Through[m] = median(rounds[m])
+	}
+
+	samples := map[Mode][]time.Duration{}
+	for i := 0; i < o.TTFBSamples; i++ {
+		for _, m := range Modes {
+			d, err := ttfb(ctx, base[m])
+			if err != nil {
+				res.Failures++
+				continue
+			}
+			samples[m] = append(samples[m], d)
+		}
+	}
+	for _, m := range Modes {
+		res.TTFB[m] = Latency{P50: percentile(samples[m], 50), P99: percentile(samples[m], 99)}
+		logf("ttfb %-28s p50 %v  p99 %v", m, res.TTFB[m].P50, res.TTFB[m].P99)
+	}
+
+	for _, m := range []Mode{PlainHop, Router} {
+		c := map[Mode]*child{PlainHop: hop, Router: router}[m]
+		rss, failed, err := streamsRSS(ctx, up, base[m], c, o.Streams)
+		if err != nil {
+			return nil, fmt.Errorf("%s with %d streams: %w", m, o.Streams, err)
+		}
+		res.Failures += failed
+		res.RSS[m] = Memory{IdleRSS: idle[m], StreamsRSS: rss}
+		logf("rss %-28s idle %s, %d streams %s", m, mib(idle[m]), o.Streams, mib(rss))
+	}
+	res.Load[1] = uptime()
+	return res, nil
+}
+
+// startRouter runs the proxy binary on a routing document that sends bench-model to the upstream
+// as an external API base. Its request log goes to a file, so logging costs what it costs.
+func startRouter(ctx context.Context, binary, upstreamURL, dir string) (*child, error) {
+	doc, err := routingdoc.Marshal(routingdoc.Document{
+		Backends: []routingdoc.Backend{{Name: "upstream", Kind: routingdoc.KindExternal, URL: upstreamURL + "/v1", Provider: routingdoc.ProviderOpenAICompatible}},
+		Rules:    []routingdoc.Rule{{Name: "bench", Models: []string{"bench-model"}, Backend: "upstream"}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(cfg, doc, 0o600); err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(filepath.Join(dir, "router-proxy.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, binary, "--config="+cfg, "--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0", "--shutdown-delay=0s")
+	cmd.Stderr = logFile
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &child{cmd: cmd}
+	// The "serving" line names the address.
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		data, _ := os.ReadFile(logFile.Name())
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, `"msg":"serving"`) {
+				_, rest, _ := strings.Cut(line, `"listen":"`)
+				c.addr, _, _ = strings.Cut(rest, `"`)
+				return c, nil
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.stop()
+	return nil, errors.New("did not start serving within 30s")
+}
+
+func startHop(ctx context.Context, command []string, upstreamURL string) (*child, error) {
+	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
+	cmd.Env = append(os.Environ(), PlainHopEnv+"="+upstreamURL)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &child{cmd: cmd}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		c.stop()
+		return nil, err
+	}
+	c.addr = strings.TrimSpace(line)
+	return c, nil
+}
+
+func procRSS(pid int) (uint64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb uint64
+			_, err := fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no VmRSS")
+}
+
+func uptime() string {
+	out, err := exec.Command("uptime").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

@@ -1,0 +1,54 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package benchproxy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Markdown is the run as a report: the table, the ratios, the goals, and the load.
+func Markdown(r *Result) string {
+	var b strings.Builder
+	o := r.Options
+	us := func(d time.Duration) string { return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond)) }
+	added := func(d time.Duration) string {
+		return fmt.Sprintf("%+.0f µs", float64(d)/float64(time.Microsecond))
+	}
+	fmt.Fprintf(&b, "Machine: %s. Client, fake upstream, plain hop and router-proxy share the machine; the upstream and the client run in the benchmark's process, each hop in its own.\n\n", r.Machine)
+	fmt.Fprintf(&b, "Non-streaming chat completions at %d concurrent, %d rounds of %s (after %s warm-up) per mode, interleaved; the median round by req/s.\n\n", o.Concurrency, o.Rounds, o.Duration, o.Warmup)
+	b.WriteString("| mode | req/s | vs direct | vs plain hop | p50 | p99 | p50 added over direct | p99 added over direct | stream TTFB p50 / p99 | TTFB p50 added |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	d, h := r.Through[Direct], r.Through[PlainHop]
+	for _, m := range Modes {
+		t, f := r.Through[m], r.TTFB[m]
+		fmt.Fprintf(&b, "| %s | %.0f | %.2fx | %.2fx | %s | %s | %s | %s | %s / %s | %s |\n", m, t.RPS, t.RPS/d.RPS, t.RPS/h.RPS,
+			us(t.P50), us(t.P99), added(t.P50-d.P50), added(t.P99-d.P99), us(f.P50), us(f.P99), added(f.P50-r.TTFB[Direct].P50))
+	}
+	fmt.Fprintf(&b, "\nRSS of the hop process, idle and with %d concurrent streams open (each holding its first chunk):\n\n", o.Streams)
+	b.WriteString("| process | idle | with streams |\n| --- | --- | --- |\n")
+	for _, m := range []Mode{PlainHop, Router} {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", m, mib(r.RSS[m].IdleRSS), mib(r.RSS[m].StreamsRSS))
+	}
+	rt := r.Through[Router]
+	fmt.Fprintf(&b, "\nGoals: req/s ≥ 0.9× the plain hop: **%.2fx**; p99 added under 1 ms: **%s**; stream TTFB added under 1 ms: **%s**; RSS with %d streams under 100 MiB: **%s**.\n",
+		rt.RPS/h.RPS, added(rt.P99-d.P99), added(r.TTFB[Router].P50-r.TTFB[Direct].P50), o.Streams, mib(r.RSS[Router].StreamsRSS))
+	fmt.Fprintf(&b, "\nFailed requests in the run: %d.\n\nLoad before: `%s`\n\nLoad after: `%s`\n", r.Failures, r.Load[0], r.Load[1])
+	return b.String()
+}
+
+// Write puts the report into dir/proxy.md.
+func Write(r *Result, dir, command string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	md := "# router-proxy benchmark\n\nReproduce: `" + command + "`\n\n" + Markdown(r)
+	return os.WriteFile(filepath.Join(dir, "proxy.md"), []byte(md), 0o644)
+}

@@ -1,0 +1,86 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package benchproxy
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+)
+
+// upstream is the fake OpenAI-compatible API every mode talks to, in the benchmark's process.
+type upstream struct {
+	srv  *http.Server
+	url  string
+	mu   sync.Mutex
+	hold chan struct{} // streams wait here after their first chunk, when not nil
+}
+
+const completion = `{"id":"chatcmpl-bench","object":"chat.completion","created":1,"model":"bench-model","choices":[{"index":0,"message":{"role":"assistant","content":"The quick brown fox jumps over the lazy dog."},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":10,"total_tokens":22}}`
+
+const chunk = `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1,"model":"bench-model","choices":[{"index":0,"delta":{"content":"token "},"finish_reason":null}]}` + "\n\n"
+
+func startUpstream() (*upstream, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	u := &upstream{url: "http://" + ln.Addr().String()}
+	u.srv = &http.Server{Handler: u}
+	go func() { _ = u.srv.Serve(ln) }()
+	return u, nil
+}
+
+func (u *upstream) close() { _ = u.srv.Close() }
+
+// holdStreams makes streams wait after their first chunk until the returned function is called.
+func (u *upstream) holdStreams() (release func()) {
+	ch := make(chan struct{})
+	u.mu.Lock()
+	u.hold = ch
+	u.mu.Unlock()
+	return func() {
+		u.mu.Lock()
+		u.hold = nil
+		u.mu.Unlock()
+		close(ch)
+	}
+}
+
+func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var req struct {
+		Stream bool `json:"stream"`
+	}
+	_ = json.Unmarshal(body, &req)
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, completion)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	rc := http.NewResponseController(w)
+	_, _ = io.WriteString(w, chunk)
+	_ = rc.Flush()
+	u.mu.Lock()
+	hold := u.hold
+	u.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	for range 4 {
+		_, _ = io.WriteString(w, chunk)
+		_ = rc.Flush()
+	}
+	_, _ = io.WriteString(w, "data: [DONE]\n\n")
+}
