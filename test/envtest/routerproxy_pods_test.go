@@ -315,4 +315,87 @@ var _ = Describe("Router proxy balancing over InferenceService pods", func() {
 		Expect(string(body)).NotTo(ContainSubstring("192.0.2."))
 		Expect(string(body)).To(ContainSubstring(`llmkube_router_backend_pods{backend="local"} 3`))
 	})
+
+	It("ejects a pod that fails in a row, and retries on another pod before the rule's fallback backend", func() {
+		ns := newNamespace()
+		spare := newFakeOpenAI("spare", upstreamOK)
+		sa := balancedRouter(ns, func(r *inferencev1alpha1.ModelRouter) {
+			r.Spec.Backends = append(r.Spec.Backends, externalAt("spare", "openai-compatible", spare.URL+"/v1", ""))
+			r.Spec.Rules = []inferencev1alpha1.RoutingRule{rule("all", "local", []string{"*"}, "spare")}
+		})
+		routerReady(ns, "r", "local", "spare")
+		kubeconfig, _ := serviceAccountKubeconfig(ns, sa)
+		pods := []*fakePod{newFakePod("a", "192.0.2.21"), newFakePod("b", "192.0.2.22"), newFakePod("c", "192.0.2.23")}
+		for _, f := range pods {
+			podSlice(ns, "llama", f, true)
+		}
+		pods[0].mode.Store(podFail)
+		p := startBalancingProxy(ns, kubeconfig, "--failure-threshold=3", "--cooldown=10m")
+		Eventually(func() float64 { return podsMetric(p) }).Should(Equal(3.0))
+
+		By("every request is answered by a healthy pod; the broken one is tried three times, then ejected")
+		for i := range 40 {
+			who, err := chatAs(p, int64(i), hello("hi"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(who).To(BeElementOf("b", "c"))
+		}
+		Expect(pods[0].got()).To(Equal(3), "the failing pod is ejected after 3 failures in a row")
+		Expect(spare.requests()).To(BeEmpty(), "no request went to the fallback backend while a pod could answer")
+		Expect(p.metric(`llmkube_router_pod_ejections_total{backend="local"}`)).To(Equal(1.0))
+		Expect(p.metric(`llmkube_router_pod_retries_total{backend="local"}`)).To(Equal(3.0))
+
+		By("when every pod fails, the rule's fallback backend answers")
+		pods[1].mode.Store(podFail)
+		pods[2].mode.Store(podFail)
+		who, err := chatAs(p, 100, hello("hi"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(who).To(Equal("hello from spare"))
+		Expect(spare.requests()).To(HaveLen(1))
+	})
+
+	It("sends prompts that start alike to the same pod, pins a session by x-session-id, and spreads different prompts", func() {
+		ns := newNamespace()
+		sa := balancedRouter(ns, func(r *inferencev1alpha1.ModelRouter) {
+			r.Spec.Proxy = &inferencev1alpha1.ProxySpec{Balancing: ptr.To(inferencev1alpha1.BalancingPrefixAffinity)}
+		})
+		eventuallyConfigMap(ns, "r-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
+			g.Expect(cm.Data["config.json"]).To(ContainSubstring(`"balancing":"PrefixAffinity"`))
+		})
+		routerReady(ns, "r", "local")
+		kubeconfig, _ := serviceAccountKubeconfig(ns, sa)
+		for i, name := range []string{"a", "b", "c", "d"} {
+			podSlice(ns, "llama", newFakePod(name, fmt.Sprintf("192.0.2.%d", 31+i)), true)
+		}
+		p := startBalancingProxy(ns, kubeconfig)
+		Eventually(func() float64 { return podsMetric(p) }).Should(Equal(4.0))
+
+		homes := map[string]bool{}
+		for prompt := range 8 {
+			system := fmt.Sprintf("You are assistant number %d. %s", prompt, "Answer briefly.")
+			seen := map[string]int{}
+			for turn := range 5 {
+				conv := []openaiMessage{{"system", system}, {"user", "first question"}}
+				for t := range turn { // later turns differ; the leading messages do not
+					conv = append(conv, openaiMessage{"assistant", fmt.Sprintf("answer %d", t)}, openaiMessage{"user", fmt.Sprintf("follow-up %d", t)})
+				}
+				who, err := chatAs(p, int64(prompt*10+turn), conv)
+				Expect(err).NotTo(HaveOccurred())
+				seen[who]++
+			}
+			Expect(seen).To(HaveLen(1), "one conversation's turns went to %v", seen)
+			for who := range seen {
+				homes[who] = true
+			}
+		}
+		Expect(len(homes)).To(BeNumerically(">=", 2), "8 different system prompts all went to %v", homes)
+
+		By("x-session-id pins requests whatever their prompt")
+		seen := map[string]int{}
+		for i := range 10 {
+			who, err := chatAs(p, int64(100+i), hello(fmt.Sprintf("unrelated prompt %d", i)), "X-Session-Id", "session-42")
+			Expect(err).NotTo(HaveOccurred())
+			seen[who]++
+		}
+		Expect(seen).To(HaveLen(1), "one session went to %v", seen)
+	})
 })
