@@ -203,9 +203,13 @@ func hello(s string) []openaiMessage { return []openaiMessage{{"user", s}} }
 
 // balancedRouter runs the operator on an InferenceService llama and a router r whose every model
 // goes to it, and returns the ServiceAccount the operator's Deployment gives the proxy.
-func balancedRouter(ns string, mutate func(*inferencev1alpha1.ModelRouter)) string {
+func balancedRouter(ns string, mutate func(*inferencev1alpha1.ModelRouter), isvcMutate ...func(*inferencev1alpha1.InferenceService)) string {
 	startOperator(ns, controllers.Config{})
-	newISVC(ns, "llama", nil)
+	newISVC(ns, "llama", func(i *inferencev1alpha1.InferenceService) {
+		for _, m := range isvcMutate {
+			m(i)
+		}
+	})
 	newRouter(ns, "r", func(r *inferencev1alpha1.ModelRouter) {
 		r.Spec.Backends = []inferencev1alpha1.Backend{isvcBackend("local", "llama")}
 		r.Spec.Rules = []inferencev1alpha1.RoutingRule{rule("all", "local", []string{"*"})}
@@ -398,4 +402,136 @@ var _ = Describe("Router proxy balancing over InferenceService pods", func() {
 		}
 		Expect(seen).To(HaveLen(1), "one session went to %v", seen)
 	})
+
+	It("keeps every request while endpoints appear, go unready and vanish, and sends none to an endpoint after the watch reported it gone", func() {
+		ns := newNamespace()
+		sa := balancedRouter(ns, nil)
+		kubeconfig, _ := serviceAccountKubeconfig(ns, sa)
+		a, b, c := newFakePod("a", "192.0.2.41"), newFakePod("b", "192.0.2.42"), newFakePod("c", "192.0.2.43")
+		for _, f := range []*fakePod{a, b, c} {
+			podSlice(ns, "llama", f, true)
+		}
+		p := startBalancingProxy(ns, kubeconfig, "--cooldown=10m")
+		Eventually(func() float64 { return podsMetric(p) }).Should(Equal(3.0))
+
+		var (
+			seq, done atomic.Int64
+			mu        sync.Mutex
+			failures  []string
+			wg        sync.WaitGroup
+		)
+		stop := make(chan struct{})
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					n := seq.Add(1)
+					if _, err := chatAs(p, n, hello("x")); err != nil {
+						mu.Lock()
+						failures = append(failures, fmt.Sprintf("request %d: %v", n, err))
+						mu.Unlock()
+					}
+					done.Add(1)
+				}
+			}()
+		}
+		stopTraffic := sync.OnceFunc(func() { close(stop); wg.Wait() })
+		DeferCleanup(stopTraffic)
+		more := func(n int64) {
+			target := done.Load() + n
+			Eventually(func() int64 { return done.Load() }).Should(BeNumerically(">=", target))
+		}
+		more(50)
+
+		By("a new endpoint appears and gets requests")
+		d := newFakePod("d", "192.0.2.44")
+		podSlice(ns, "llama", d, true)
+		Eventually(func() float64 { return podsMetric(p) }).Should(Equal(4.0))
+		Eventually(d.got).Should(BeNumerically(">", 0))
+
+		By("an endpoint goes unready: once the watch reported it, it gets nothing")
+		setPodReady(ns, "llama", a, false)
+		Eventually(func() float64 { return podsMetric(p) }).Should(Equal(3.0))
+		mark := seq.Load()
+		more(100)
+		Expect(a.after(mark)).To(BeEmpty(), "requests started after the watch reported pod a unready")
+
+		By("an endpoint's process dies before its slice goes: the requests it fails are retried on another pod")
+		Expect(b.srv.Close()).To(Succeed())
+		more(100)
+		Expect(p.metric(`llmkube_router_pod_retries_total{backend="local"}`)).To(BeNumerically(">", 0))
+		removePodSlice(ns, "llama", b)
+		Eventually(func() float64 { return podsMetric(p) }).Should(Equal(2.0))
+
+		By("an endpoint removed while its process still runs gets nothing once the watch reported it")
+		removePodSlice(ns, "llama", c)
+		Eventually(func() float64 { return podsMetric(p) }).Should(Equal(1.0))
+		mark = seq.Load()
+		more(100)
+		Expect(c.after(mark)).To(BeEmpty(), "requests started after the watch reported pod c removed")
+
+		stopTraffic()
+		mu.Lock()
+		defer mu.Unlock()
+		Expect(failures).To(BeEmpty(), "requests lost although another pod could answer")
+		GinkgoWriter.Printf("churn: %d requests, pods a=%d b=%d c=%d d=%d\n", done.Load(), a.got(), b.got(), c.got(), d.got())
+	})
+
+	It("sends to the Service URL without permission or without endpoints, and says so once in the log and a metric", func() {
+		ns := newNamespace()
+		service := newFakePod("service", "")
+		sa := balancedRouter(ns, nil, func(i *inferencev1alpha1.InferenceService) {
+			i.Spec.Endpoint = &inferencev1alpha1.EndpointSpec{Port: ptr.To(service.port)}
+		})
+		a := newFakePod("a", "192.0.2.51")
+		podSlice(ns, "llama", a, true)
+
+		By("a ServiceAccount without the Role: forbidden, so the Service URL")
+		Expect(k8sClient.Create(suiteCtx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nobody"}})).To(Succeed())
+		nobody, _ := serviceAccountKubeconfig(ns, "nobody")
+		p := startBalancingProxy(ns, nobody, "--endpoints-sync-timeout=2s")
+		for i := range 10 {
+			who, err := chatAs(p, int64(i), hello("hi"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(who).To(Equal("service"))
+		}
+		Expect(p.metric(`llmkube_router_backend_service_fallback{backend="local",reason="forbidden"}`)).To(Equal(1.0))
+		Expect(fallbackLogs(p)).To(ConsistOf(HaveKeyWithValue("reason", "forbidden")), "said once, however often the watch is refused")
+		p.kill()
+
+		By("the operator's ServiceAccount, but no ready endpoint: the Service URL until one is ready")
+		setPodReady(ns, "llama", a, false)
+		kubeconfig, _ := serviceAccountKubeconfig(ns, sa)
+		p = startBalancingProxy(ns, kubeconfig)
+		who, err := chatAs(p, 20, hello("hi"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(who).To(Equal("service"))
+		Expect(p.metric(`llmkube_router_backend_service_fallback{backend="local",reason="no_ready_endpoints"}`)).To(Equal(1.0))
+		Expect(fallbackLogs(p)).To(ConsistOf(HaveKeyWithValue("reason", "no_ready_endpoints")))
+		setPodReady(ns, "llama", a, true)
+		Eventually(func() float64 { return podsMetric(p) }).Should(Equal(1.0))
+		who, err = chatAs(p, 21, hello("hi"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(who).To(Equal("a"))
+		Expect(p.metric(`llmkube_router_backend_service_fallback{backend="local",reason="no_ready_endpoints"}`)).To(Equal(-1.0))
+	})
 })
+
+// fallbackLogs are the proxy's log lines saying a backend sends to its Service URL.
+func fallbackLogs(p *proxyProcess) []map[string]any {
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	var out []map[string]any
+	for _, l := range p.logs {
+		if l["msg"] == "backend sends to its Service URL: the proxy cannot choose a pod" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
