@@ -46,6 +46,7 @@ func main() {
 		kubeconfig     = flag.String("kubeconfig", "", "Kubeconfig to watch EndpointSlices with; the pod's ServiceAccount (in-cluster config) when empty.")
 		syncTimeout    = flag.Duration("endpoints-sync-timeout", 5*time.Second, "How long the proxy waits at start for the EndpointSlices before serving (through the Service URLs until they arrive).")
 		podTries       = flag.Int("pod-tries", 3, "Pods one request may try on one backend before its rule's next backend.")
+		loadFactor     = flag.Float64("affinity-load-factor", 1.25, "PrefixAffinity: a pod takes the requests of its prefixes while its outstanding requests stay at most this times the mean (> 1).")
 		testAddressMap = flag.String("test-address-map", "", "TESTS ONLY, never in a cluster: FROM=TO,... dials a CIDR prefix or host name FROM at the loopback address TO (see routerproxy.AddressMap).")
 	)
 	flag.Parse()
@@ -74,7 +75,7 @@ func main() {
 		log.Warn("test address map in use: connections are redirected to loopback (tests only)", "map", *testAddressMap)
 	}
 	balancer := routerproxy.NewBalancer(doc, routerproxy.BalancerOptions{
-		FailureThreshold: *threshold, Cooldown: *cooldown, MaxPodTries: *podTries, Log: log, Registerer: reg,
+		FailureThreshold: *threshold, Cooldown: *cooldown, MaxPodTries: *podTries, LoadFactor: *loadFactor, Log: log, Registerer: reg,
 	})
 	proxy, err := routerproxy.New(routerproxy.Options{
 		Document: doc, Getenv: os.Getenv,

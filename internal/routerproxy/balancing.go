@@ -45,6 +45,8 @@ type BalancerOptions struct {
 	Cooldown         time.Duration
 	// MaxPodTries is how many pods one request may try on a backend; 3 when zero.
 	MaxPodTries int
+	// LoadFactor is PrefixAffinity's bound: c of consistent hashing with bounded loads.
+	LoadFactor float64
 	Log         *slog.Logger
 	Registerer  prometheus.Registerer
 }
@@ -80,7 +82,7 @@ func NewBalancer(doc *routingdoc.Document, o BalancerOptions) *Balancer {
 		if be.Kind != routingdoc.KindInferenceService || be.Service == nil {
 			continue
 		}
-		b.pools[be.Name] = &balance.Pool{Threshold: o.FailureThreshold, Cooldown: o.Cooldown}
+		b.pools[be.Name] = &balance.Pool{Threshold: o.FailureThreshold, Cooldown: o.Cooldown, LoadFactor: o.LoadFactor}
 	}
 	return b
 }
