@@ -90,7 +90,7 @@ test: envtest-bin ## The whole suite: unit tests and the integration suite again
 BENCH_ARGS ?= -n 100,300,1000 -r 3 -m 50 -out docs/benchmarks
 
 .PHONY: bench
-bench: envtest-bin ## Converge, steady-state requests, removal latency and memory against in-run baselines; writes docs/benchmarks.
+bench: envtest-bin ## Converge, steady-state requests, removal latency and memory against in-run baselines; writes docs/benchmarks (the router-proxy has its own: bench-proxy).
 	go build -o bin/llmkube-operator ./cmd/operator
 	go run ./cmd/bench -operator-binary bin/llmkube-operator $(BENCH_ARGS)
 

@@ -37,7 +37,8 @@ type Options struct {
 	Duration    time.Duration
 	Warmup      time.Duration
 	Rounds      int
-	// TTFBSamples sequential streams per mode.
+	// TTFBSamples sequential streams per mode; as many sequential non-streaming requests measure
+	// the latency a hop adds without queueing.
 	TTFBSamples int
 	// Streams held open at once for the RSS measurement.
 	Streams int
@@ -58,13 +59,17 @@ var Modes = []Mode{Direct, PlainHop, Router}
 
 // Result of a run.
 type Result struct {
-	Options  Options
-	Load     [2]string // uptime before and after
-	Machine  string
-	Through  map[Mode]Throughput
-	TTFB     map[Mode]Latency
+	Options Options
+	Load    [2]string // uptime before and after
+	Machine string
+	Through map[Mode]Throughput
+	TTFB    map[Mode]Latency
+	// Unloaded is the latency of one client's sequential requests: what a hop adds without
+	// queueing behind 63 others on 2 cores.
+	Unloaded map[Mode]Latency
 	RSS      map[Mode]Memory // PlainHop and Router
-	Failures int             // requests that failed (any mode); a run with failures is not a measurement
+	// Failures are requests that failed, by mode.
+	Failures map[Mode]int
 }
 
 // Throughput is the median round of a mode.
@@ -100,7 +105,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			fmt.Fprintf(o.Log, format+"\n", a...)
 		}
 	}
-	res := &Result{Options: o, Through: map[Mode]Throughput{}, TTFB: map[Mode]Latency{}, RSS: map[Mode]Memory{},
+	res := &Result{Options: o, Through: map[Mode]Throughput{}, TTFB: map[Mode]Latency{}, Unloaded: map[Mode]Latency{}, RSS: map[Mode]Memory{}, Failures: map[Mode]int{},
 		Machine: fmt.Sprintf("%d cores, %s/%s, %s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())}
 	res.Load[0] = uptime()
 
@@ -138,7 +143,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	for r := 0; r < o.Rounds; r++ {
 		for _, m := range Modes {
 			t, failed := throughput(ctx, base[m], o.Concurrency, o.Warmup, o.Duration)
-			res.Failures += failed
+			res.Failures[m] += failed
 			rounds[m] = append(rounds[m], t)
 			logf("round %d %-28s %8.0f req/s  p50 %v  p99 %v", r+1, m, t.RPS, t.P50, t.P99)
 		}
@@ -147,20 +152,29 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Through[m] = median(rounds[m])
 	}
 
-	samples := map[Mode][]time.Duration{}
+	samples, seq := map[Mode][]time.Duration{}, map[Mode][]time.Duration{}
 	for i := 0; i < o.TTFBSamples; i++ {
 		for _, m := range Modes {
 			d, err := ttfb(ctx, base[m])
 			if err != nil {
-				res.Failures++
+				res.Failures[m]++
+				logf("%s stream: %v", m, err)
 				continue
 			}
 			samples[m] = append(samples[m], d)
+			t0 := time.Now()
+			if err := post(ctx, ttfbClient, base[m]+"/v1/chat/completions", requestBody); err != nil {
+				res.Failures[m]++
+				logf("%s request: %v", m, err)
+				continue
+			}
+			seq[m] = append(seq[m], time.Since(t0))
 		}
 	}
 	for _, m := range Modes {
 		res.TTFB[m] = Latency{P50: percentile(samples[m], 50), P99: percentile(samples[m], 99)}
-		logf("ttfb %-28s p50 %v  p99 %v", m, res.TTFB[m].P50, res.TTFB[m].P99)
+		res.Unloaded[m] = Latency{P50: percentile(seq[m], 50), P99: percentile(seq[m], 99)}
+		logf("ttfb %-28s p50 %v  p99 %v; one client: p50 %v p99 %v", m, res.TTFB[m].P50, res.TTFB[m].P99, res.Unloaded[m].P50, res.Unloaded[m].P99)
 	}
 
 	for _, m := range []Mode{PlainHop, Router} {
@@ -169,7 +183,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s with %d streams: %w", m, o.Streams, err)
 		}
-		res.Failures += failed
+		res.Failures[m] += failed
 		res.RSS[m] = Memory{IdleRSS: idle[m], StreamsRSS: rss}
 		logf("rss %-28s idle %s, %d streams %s", m, mib(idle[m]), o.Streams, mib(rss))
 	}

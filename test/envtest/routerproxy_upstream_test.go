@@ -28,7 +28,7 @@ const (
 )
 
 // fakeOpenAI is an OpenAI-compatible API on 127.0.0.1 that records what reached it. A stream's
-// second chunk waits until the channel holdStreams returned is closed (or 5 s), which proves the
+// second chunk waits until the channel holdStreams returned is closed (or 15 s), which proves the
 // proxy does not buffer.
 type fakeOpenAI struct {
 	*httptest.Server
@@ -142,7 +142,7 @@ func (f *fakeOpenAI) stream(w http.ResponseWriter, model string) {
 	if h := f.hold.Load(); h != nil {
 		select {
 		case <-*h:
-		case <-time.After(5 * time.Second):
+		case <-time.After(15 * time.Second):
 			f.heldOut.Store(true)
 		}
 	}
