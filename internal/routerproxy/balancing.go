@@ -157,6 +157,11 @@ func (p *Proxy) tryBackend(w http.ResponseWriter, r *http.Request, x *exchange, 
 		}
 		p.balancer.retries.WithLabelValues(b.name).Inc()
 	}
+	if last {
+		// The pods ran out between two picks (the watch removed them): the request's last
+		// option is then the Service, which always gets an answer written.
+		return p.attempt(w, r, x, b, nil, body, rb, true)
+	}
 	b.health.failed(time.Now(), p.o.FailureThreshold, p.o.Cooldown)
 	return false
 }
