@@ -47,8 +47,8 @@ type BalancerOptions struct {
 	MaxPodTries int
 	// LoadFactor is PrefixAffinity's bound: c of consistent hashing with bounded loads.
 	LoadFactor float64
-	Log         *slog.Logger
-	Registerer  prometheus.Registerer
+	Log        *slog.Logger
+	Registerer prometheus.Registerer
 }
 
 // NewBalancer prepares the pools of doc's backends with a Service.
