@@ -72,7 +72,7 @@ func (w *Watcher) Run(ctx context.Context, syncTimeout time.Duration) {
 	}
 	var synced []cache.InformerSynced
 	for ns, targets := range byNS {
-		inf := w.informer(ns, targets)
+		inf := w.informer(ctx, ns, targets)
 		synced = append(synced, inf.HasSynced)
 		go inf.RunWithContext(ctx)
 	}
@@ -81,7 +81,7 @@ func (w *Watcher) Run(ctx context.Context, syncTimeout time.Duration) {
 	cache.WaitForCacheSync(sctx.Done(), synced...)
 }
 
-func (w *Watcher) informer(ns string, targets []Target) cache.SharedIndexInformer {
+func (w *Watcher) informer(ctx context.Context, ns string, targets []Target) cache.SharedIndexInformer {
 	names := make([]string, 0, len(targets))
 	for _, t := range targets {
 		names = append(names, t.Service)
@@ -126,7 +126,7 @@ func (w *Watcher) informer(ns string, targets []Target) cache.SharedIndexInforme
 	// The first list's adds arrive before HasSynced turns true; this catches an empty namespace
 	// (no event at all) and the last add.
 	go func() {
-		if cache.WaitForCacheSync(make(chan struct{}), inf.HasSynced) {
+		if cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 			update()
 		}
 	}()
