@@ -101,6 +101,12 @@ bench-proxy: ## The router-proxy against direct and a plain httputil.ReverseProx
 	go build -o bin/router-proxy ./cmd/router-proxy
 	go run ./cmd/bench-proxy -proxy-binary bin/router-proxy $(PROXY_BENCH_ARGS)
 
+BALANCING_BENCH_ARGS ?=
+
+.PHONY: bench-balancing
+bench-balancing: ## Round robin (ClusterIP), least request and prefix affinity on simulated pods, in one run; writes docs/benchmarks/balancing.md.
+	go run ./cmd/bench-balancing $(BALANCING_BENCH_ARGS)
+
 # Fuzz targets of the pure pieces, each run for FUZZTIME (the seed corpora in testdata/fuzz run
 # with every `go test` too). Six targets at 10s keep CI's fuzzing around a minute.
 FUZZTIME ?= 10s

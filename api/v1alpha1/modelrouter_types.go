@@ -162,12 +162,26 @@ type ProxySpec struct {
 	// +optional
 	APIKeySecretRef *LocalObjectReference `json:"apiKeySecretRef,omitempty"`
 
+	// balancing is how the proxy chooses among the ready pods of an InferenceService backend. LeastRequest sends each request to the less busy of two pods picked at random, counting the requests and open streams the proxy has in flight to each. PrefixAffinity sends requests whose prompts start the same way (the leading messages up to the first user message) to the same pod, so that its prefix cache is reused, as long as that pod is not busier than 1.25 times the mean; a request with an x-session-id header sticks to a pod by that header instead. External backends are not balanced by the proxy. Defaults to LeastRequest.
+	// +optional
+	// +kubebuilder:validation:Enum=LeastRequest;PrefixAffinity
+	Balancing *BalancingPolicy `json:"balancing,omitempty"`
+
 	// podAnnotations are added to the annotations of the proxy pods. They win over the operator's own annotations. At most 64 annotations; keys follow the Kubernetes annotation key syntax.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k.lowerAscii()).hasValue())",messageExpression="'spec.proxy.podAnnotations has an invalid annotation key: ' + self.filter(k, format.qualifiedName().validate(k.lowerAscii()).hasValue())[0] + ' (a key is an optional DNS subdomain prefix and a slash, then at most 63 characters: alphanumerics, -, _ or ., starting and ending with an alphanumeric)'"
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 }
+
+// BalancingPolicy is how a router's proxy chooses among an InferenceService's pods.
+type BalancingPolicy string
+
+// Balancing policies.
+const (
+	BalancingLeastRequest   BalancingPolicy = "LeastRequest"
+	BalancingPrefixAffinity BalancingPolicy = "PrefixAffinity"
+)
 
 // ProxyResources is the compute a proxy container asks for.
 type ProxyResources struct {

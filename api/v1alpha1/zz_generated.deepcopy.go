@@ -696,6 +696,11 @@ func (in *ProxySpec) DeepCopyInto(out *ProxySpec) {
 		*out = new(LocalObjectReference)
 		**out = **in
 	}
+	if in.Balancing != nil {
+		in, out := &in.Balancing, &out.Balancing
+		*out = new(BalancingPolicy)
+		**out = **in
+	}
 	if in.PodAnnotations != nil {
 		in, out := &in.PodAnnotations, &out.PodAnnotations
 		*out = make(map[string]string, len(*in))

@@ -71,6 +71,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: url
       type:
         scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.BalancingPolicy
+  scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.DisruptionSpec
   map:
     fields:
@@ -407,6 +409,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: apiKeySecretRef
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.LocalObjectReference
+    - name: balancing
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.BalancingPolicy
     - name: image
       type:
         scalar: string

@@ -43,6 +43,11 @@ func main() {
 		shutdownDelay  = flag.Duration("shutdown-delay", 5*time.Second, "After SIGTERM, how long readiness fails while requests are still accepted.")
 		drain          = flag.Duration("drain-timeout", 30*time.Second, "After the shutdown delay, how long in-flight requests and streams may take to finish.")
 		showVersion    = flag.Bool("version", false, "Print the version and the routing document version, then exit.")
+		kubeconfig     = flag.String("kubeconfig", "", "Kubeconfig to watch EndpointSlices with; the pod's ServiceAccount (in-cluster config) when empty.")
+		syncTimeout    = flag.Duration("endpoints-sync-timeout", 5*time.Second, "How long the proxy waits at start for the EndpointSlices before serving (through the Service URLs until they arrive).")
+		podTries       = flag.Int("pod-tries", 3, "Pods one request may try on one backend before its rule's next backend.")
+		loadFactor     = flag.Float64("affinity-load-factor", 1.25, "PrefixAffinity: a pod takes the requests of its prefixes while its outstanding requests stay at most this times the mean (> 1).")
+		testAddressMap = flag.String("test-address-map", "", "TESTS ONLY, never in a cluster: FROM=TO,... dials a CIDR prefix or host name FROM at the loopback address TO (see routerproxy.AddressMap).")
 	)
 	flag.Parse()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
@@ -60,18 +65,31 @@ func main() {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	transport := routerproxy.NewTransport(*respTimeout)
+	if *testAddressMap != "" {
+		m, err := routerproxy.ParseAddressMap(*testAddressMap)
+		if err != nil {
+			fail(log, err)
+		}
+		m.Apply(transport)
+		log.Warn("test address map in use: connections are redirected to loopback (tests only)", "map", *testAddressMap)
+	}
+	balancer := routerproxy.NewBalancer(doc, routerproxy.BalancerOptions{
+		FailureThreshold: *threshold, Cooldown: *cooldown, MaxPodTries: *podTries, LoadFactor: *loadFactor, Log: log, Registerer: reg,
+	})
 	proxy, err := routerproxy.New(routerproxy.Options{
 		Document: doc, Getenv: os.Getenv,
 		APIKeysDir: *apiKeysDir, APIKeysRefresh: *apiKeysRefresh,
 		MaxBodyBytes: *maxBody, BodyReadTimeout: *bodyTimeout, ResponseHeaderTimeout: *respTimeout,
 		FailureThreshold: *threshold, Cooldown: *cooldown,
-		Log: log, Registerer: reg,
+		Log: log, Registerer: reg, Transport: transport, Balancer: balancer,
 	})
 	if err != nil {
 		fail(log, err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	watchEndpoints(ctx, log, balancer, doc, *kubeconfig, *syncTimeout)
 	srv := &routerproxy.Server{
 		Proxy: proxy, Listen: *listen, MetricsListen: *metricsListen, Gatherer: reg,
 		ReadHeaderTimeout: *headerTimeout, ShutdownDelay: *shutdownDelay, DrainTimeout: *drain, Log: log,

@@ -110,6 +110,8 @@ type Resolution struct {
 	URL      string
 	Resolved bool
 	Message  string
+	// Service is the InferenceService's Service, whose EndpointSlices the proxy balances over.
+	Service *routingdoc.Service
 }
 
 // Resolve resolves every backend of router against what was found, in spec order.
@@ -127,6 +129,7 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 			}
 			r.Resolved = true
 			r.URL = inferenceservice.Endpoint(isvc) // the one place an InferenceService's URL is built
+			r.Service = &routingdoc.Service{Namespace: isvc.Namespace, Name: isvc.Name, Port: inferenceservice.PortName}
 		case b.External != nil:
 			if s := b.External.CredentialsSecretRef; s != nil && !found.Secrets[s.Name] {
 				r.Message = fmt.Sprintf("Secret %q not found", s.Name)
@@ -149,11 +152,14 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 // the request elsewhere.
 func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingdoc.Document {
 	doc := routingdoc.Document{Backends: []routingdoc.Backend{}, DefaultRoute: ptr.Deref(router.Spec.DefaultRoute, "")}
+	if p := router.Spec.Proxy; p != nil && p.Balancing != nil {
+		doc.Balancing = string(*p.Balancing)
+	}
 	for _, r := range res {
 		if !r.Resolved {
 			continue
 		}
-		b := routingdoc.Backend{Name: r.Backend.Name, Kind: routingdoc.KindInferenceService, URL: r.URL}
+		b := routingdoc.Backend{Name: r.Backend.Name, Kind: routingdoc.KindInferenceService, URL: r.URL, Service: r.Service}
 		if ext := r.Backend.External; ext != nil {
 			b.Kind = routingdoc.KindExternal
 			b.Provider = ext.Provider
@@ -297,6 +303,7 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 	}
 
 	podSpec := corev1ac.PodSpec().
+		WithServiceAccountName(Name(router)).
 		WithContainers(container).
 		WithSecurityContext(corev1ac.PodSecurityContext().
 			WithRunAsNonRoot(true).

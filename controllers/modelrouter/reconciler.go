@@ -10,14 +10,17 @@ package modelrouter
 
 import (
 	"context"
+	"errors"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -47,6 +50,13 @@ import (
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
+
+// Note: the proxy's Role grants get/list/watch on endpointslices; RBAC lets the operator create
+// such a Role only because it holds those verbs itself (the last marker above), not through the
+// escalate or bind verbs, which it does not have.
 
 // Field indexes on ModelRouters, by the names of the objects their backends reference.
 const (
@@ -105,6 +115,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.ServiceAccount{}).
+		Owns(&rbacv1.Role{}).
+		Owns(&rbacv1.RoleBinding{}).
 		Watches(&inferencev1alpha1.InferenceService{}, handler.EnqueueRequestsFromMapFunc(r.referencing(IndexInferenceServiceRef))).
 		Watches(secret, handler.EnqueueRequestsFromMapFunc(r.referencing(IndexCredentialsSecretRef)), builder.OnlyMetadata).
 		WithOptions(opts).
@@ -162,6 +175,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	// Each object converges on its own: a failure of one is reported and never stops the others.
 	var failures []error
+	if err := r.reconcileAccess(ctx, router); err != nil {
+		failures = append(failures, err)
+	}
 	in := Inputs{EmitScrapeAnnotations: r.EmitScrapeAnnotations, ConfigHash: ConfigHash(data), Resolutions: res, Image: r.Image}
 	if err := r.reconcileConfigMap(ctx, router, data); err != nil {
 		failures = append(failures, err)
@@ -276,4 +292,14 @@ func ownedConfigHash(owned *appsv1ac.DeploymentApplyConfiguration) string {
 func (r *Reconciler) reconcileService(ctx context.Context, router *inferencev1alpha1.ModelRouter) error {
 	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
 	return ownership.Sync(ctx, r.Applier, r.Client, router, key, &corev1.Service{}, corev1ac.ExtractService, Service(router))
+}
+
+// reconcileAccess applies the proxy's ServiceAccount, Role and RoleBinding (access.go).
+func (r *Reconciler) reconcileAccess(ctx context.Context, router *inferencev1alpha1.ModelRouter) error {
+	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
+	return errors.Join(
+		ownership.Sync(ctx, r.Applier, r.Client, router, key, &corev1.ServiceAccount{}, corev1ac.ExtractServiceAccount, ServiceAccount(router)),
+		ownership.Sync(ctx, r.Applier, r.Client, router, key, &rbacv1.Role{}, rbacv1ac.ExtractRole, Role(router)),
+		ownership.Sync(ctx, r.Applier, r.Client, router, key, &rbacv1.RoleBinding{}, rbacv1ac.ExtractRoleBinding, RoleBinding(router)),
+	)
 }

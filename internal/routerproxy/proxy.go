@@ -30,6 +30,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/llmkube/operator/internal/routerproxy/balance"
 	"github.com/llmkube/operator/internal/routingdoc"
 )
 
@@ -58,6 +59,9 @@ type Options struct {
 	Registerer prometheus.Registerer
 	// Transport sends to backends; a tuned http.Transport when nil.
 	Transport http.RoundTripper
+	// Balancer chooses among InferenceService backends' pods (balancing.go); every request goes
+	// to the backends' URLs when nil.
+	Balancer *Balancer
 }
 
 // Proxy is the router's HTTP handler.
@@ -72,6 +76,7 @@ type Proxy struct {
 	o         Options
 	ready     atomic.Bool
 	bufs      sync.Pool
+	balancer  *Balancer
 }
 
 // New prepares a proxy for a document. It fails on a document it cannot serve; that is the
@@ -92,7 +97,7 @@ func New(o Options) (*Proxy, error) {
 	if o.FailureThreshold < 1 {
 		o.FailureThreshold = 1
 	}
-	p := &Proxy{doc: o.Document, backends: map[string]*backend{}, transport: o.Transport, log: o.Log, o: o}
+	p := &Proxy{doc: o.Document, backends: map[string]*backend{}, transport: o.Transport, log: o.Log, o: o, balancer: o.Balancer}
 	p.bufs.New = func() any { b := make([]byte, 32<<10); return &b }
 	for _, b := range o.Document.Backends {
 		be, err := newBackend(b, o.Getenv)
@@ -283,7 +288,7 @@ func (p *Proxy) proxy(w http.ResponseWriter, r *http.Request, x *exchange) {
 	for i, b := range plan {
 		last := i == len(plan)-1
 		x.backend, x.attempts = b.name, i+1
-		if done := p.attempt(w, r, x, b, body, rb, last); done {
+		if done := p.tryBackend(w, r, x, b, body, rb, last); done {
 			return
 		}
 		p.metrics.fallbacks.WithLabelValues(b.name).Inc()
@@ -335,11 +340,18 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiEr
 
 // attempt sends the request to b. It returns false when the next backend should be tried: b failed
 // before anything reached the client and b is not the last option.
-func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, x *exchange, b *backend, body []byte, rb requestBody, last bool) bool {
+//
+// pod, when not nil, is the pod of b the attempt goes to (tryBackend chose it).
+func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, x *exchange, b *backend, pod *balance.Endpoint, body []byte, rb requestBody, last bool) bool {
 	if b.modelJSON != nil {
 		body = withModel(body, rb, b.modelJSON)
 	}
 	u := b.target(r.URL.Path, r.URL.RawQuery)
+	if pod != nil {
+		u.Host = pod.Addr
+		pod.Acquire() // released when the response, a stream included, has ended
+		defer pod.Release()
+	}
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		e := serverError(http.StatusInternalServerError, "internal_error", "Building the upstream request failed.")
@@ -372,7 +384,7 @@ func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, x *exchange, b *
 		if errors.As(err, &ne) && ne.Timeout() {
 			reason, status, code = reasonTimeout, http.StatusGatewayTimeout, "upstream_timeout"
 		}
-		b.health.failed(now, p.o.FailureThreshold, p.o.Cooldown)
+		p.failed(b, pod, now)
 		p.metrics.upstreamErrors.WithLabelValues(b.name, reason).Inc()
 		if !last {
 			return false
@@ -387,14 +399,18 @@ func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, x *exchange, b *
 		if resp.StatusCode == http.StatusTooManyRequests {
 			reason = reason429
 		}
-		b.health.failed(now, p.o.FailureThreshold, p.o.Cooldown)
+		if resp.StatusCode >= 500 {
+			p.failed(b, pod, now) // a pod answering 429 is busy, not broken
+		} else if pod == nil {
+			b.health.failed(now, p.o.FailureThreshold, p.o.Cooldown)
+		}
 		p.metrics.upstreamErrors.WithLabelValues(b.name, reason).Inc()
 		if !last {
 			_ = resp.Body.Close()
 			return false
 		}
 	} else {
-		b.health.succeeded()
+		p.succeeded(b, pod)
 	}
 	p.relay(w, r, x, b, resp, rb.stream)
 	return true

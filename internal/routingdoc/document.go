@@ -52,6 +52,25 @@ type Document struct {
 	Backends     []Backend `json:"backends"`
 	Rules        []Rule    `json:"rules,omitempty"`
 	DefaultRoute string    `json:"defaultRoute,omitempty"`
+	// Balancing is how the proxy chooses among the pods of a backend with a Service:
+	// BalancingLeastRequest (also when empty) or BalancingPrefixAffinity.
+	Balancing string `json:"balancing,omitempty"`
+}
+
+// Balancing policies, as spec.proxy.balancing names them.
+const (
+	BalancingLeastRequest   = "LeastRequest"
+	BalancingPrefixAffinity = "PrefixAffinity"
+)
+
+// Service is the Kubernetes Service in front of an InferenceService's pods: the proxy watches its
+// EndpointSlices (label kubernetes.io/service-name=Name in Namespace) and sends to the ready
+// endpoints' addresses on the port named Port.
+type Service struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Port is the name of the Service port (and of the EndpointSlice port) requests go to.
+	Port string `json:"port"`
 }
 
 // Backend is one resolved backend.
@@ -69,6 +88,10 @@ type Backend struct {
 	// CredentialsEnvPrefix is the prefix of the environment variables holding the keys of the
 	// backend's credentials Secret (so its API key is CredentialsEnvPrefix + CredentialsKey).
 	CredentialsEnvPrefix string `json:"credentialsEnvPrefix,omitempty"`
+	// Service, for an InferenceService, lets the proxy choose the pod itself; URL stays the
+	// fallback when the endpoints cannot be read or none is ready. Optional, so a document
+	// written without it still reads: the proxy then sends to URL only.
+	Service *Service `json:"service,omitempty"`
 }
 
 // Rule sends the models it matches to Backend, then to Fallbacks in order when Backend fails.
@@ -140,6 +163,16 @@ func (d *Document) Validate() error {
 		u, err := url.Parse(b.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("backend %q has URL %q, not an absolute http(s) URL", b.Name, b.URL)
+		}
+	}
+	switch d.Balancing {
+	case "", BalancingLeastRequest, BalancingPrefixAffinity:
+	default:
+		return fmt.Errorf("unknown balancing %q (want %s or %s)", d.Balancing, BalancingLeastRequest, BalancingPrefixAffinity)
+	}
+	for _, b := range d.Backends {
+		if s := b.Service; s != nil && (s.Namespace == "" || s.Name == "" || s.Port == "") {
+			return fmt.Errorf("backend %q has a service without namespace, name or port", b.Name)
 		}
 	}
 	for i, r := range d.Rules {

@@ -17,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -142,6 +143,22 @@ var _ = Describe("Helm install", Ordered, func() {
 			g.Expect(ready.ObservedGeneration).To(Equal(got.Generation))
 			g.Expect(got.Status.Endpoint).NotTo(BeEmpty())
 		}).WithTimeout(30*time.Second).Should(Succeed(), "the operator, with only the chart's RBAC, did not reconcile the sample")
+
+		By("the sample ModelRouter gets its proxy's ServiceAccount, Role and RoleBinding: RBAC lets the chart's ClusterRole grant endpointslices get/list/watch because it holds them")
+		data, err = os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "samples", "inference_v1alpha1_modelrouter.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		router := &inferencev1alpha1.ModelRouter{}
+		Expect(yaml.UnmarshalStrict(data, router)).To(Succeed())
+		router.Namespace = ns.Name
+		Expect(admin.Create(suiteCtx, router)).To(Succeed())
+		proxyName := types.NamespacedName{Namespace: ns.Name, Name: router.Name + "-router-proxy"}
+		Eventually(func(g Gomega) {
+			role := &rbacv1.Role{}
+			g.Expect(admin.Get(suiteCtx, proxyName, role)).To(Succeed())
+			g.Expect(role.Rules).To(ConsistOf(HaveField("Resources", []string{"endpointslices"})))
+			g.Expect(admin.Get(suiteCtx, proxyName, &rbacv1.RoleBinding{})).To(Succeed())
+			g.Expect(admin.Get(suiteCtx, proxyName, &corev1.ServiceAccount{})).To(Succeed())
+		}).WithTimeout(30*time.Second).Should(Succeed(), "the operator, with only the chart's RBAC, did not create the proxy's Role")
 
 		By("no apply was rejected")
 		events := &eventsv1.EventList{}

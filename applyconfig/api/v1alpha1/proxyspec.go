@@ -33,6 +33,8 @@ type ProxySpecApplyConfiguration struct {
 	PodLabels map[string]apiv1alpha1.LabelValue `json:"podLabels,omitempty"`
 	// apiKeySecretRef names a Secret whose values are the API keys clients must send as "Authorization: Bearer <key>". It is mounted as a volume, so a rotated key works without a restart. When unset, the router accepts every request: anyone who reaches its Service spends the external API keys.
 	APIKeySecretRef *LocalObjectReferenceApplyConfiguration `json:"apiKeySecretRef,omitempty"`
+	// balancing is how the proxy chooses among the ready pods of an InferenceService backend. LeastRequest sends each request to the less busy of two pods picked at random, counting the requests and open streams the proxy has in flight to each. PrefixAffinity sends requests whose prompts start the same way (the leading messages up to the first user message) to the same pod, so that its prefix cache is reused, as long as that pod is not busier than 1.25 times the mean; a request with an x-session-id header sticks to a pod by that header instead. External backends are not balanced by the proxy. Defaults to LeastRequest.
+	Balancing *apiv1alpha1.BalancingPolicy `json:"balancing,omitempty"`
 	// podAnnotations are added to the annotations of the proxy pods. They win over the operator's own annotations. At most 64 annotations; keys follow the Kubernetes annotation key syntax.
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 }
@@ -121,6 +123,14 @@ func (b *ProxySpecApplyConfiguration) WithPodLabels(entries map[string]apiv1alph
 // If called multiple times, the APIKeySecretRef field is set to the value of the last call.
 func (b *ProxySpecApplyConfiguration) WithAPIKeySecretRef(value *LocalObjectReferenceApplyConfiguration) *ProxySpecApplyConfiguration {
 	b.APIKeySecretRef = value
+	return b
+}
+
+// WithBalancing sets the Balancing field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Balancing field is set to the value of the last call.
+func (b *ProxySpecApplyConfiguration) WithBalancing(value apiv1alpha1.BalancingPolicy) *ProxySpecApplyConfiguration {
+	b.Balancing = &value
 	return b
 }
 

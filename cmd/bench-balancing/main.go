@@ -1,0 +1,68 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+// Command bench-balancing compares round robin (what a ClusterIP gives), least request and prefix
+// affinity on simulated pods (test/benchbalance). `make bench-balancing` runs it.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/llmkube/operator/test/benchbalance"
+)
+
+func main() {
+	o := benchbalance.Options{}
+	flag.IntVar(&o.Pods, "pods", 4, "Simulated pods.")
+	flag.IntVar(&o.Slots, "slots", 4, "Requests a pod serves at once.")
+	flag.DurationVar(&o.Miss, "miss", 40*time.Millisecond, "Service time of a request whose prefix is not cached.")
+	flag.DurationVar(&o.Hit, "hit", 10*time.Millisecond, "Service time of a request whose prefix is cached.")
+	flag.IntVar(&o.CacheSize, "cache", 16, "Prefixes a pod's cache holds.")
+	flag.IntVar(&o.Prefixes, "prefixes", 64, "Distinct prompt prefixes.")
+	flag.Float64Var(&o.ZipfS, "zipf", 1.1, "Zipf exponent of the prefixes' popularity (> 1).")
+	flag.Float64Var(&o.Rate, "rate", 300, "Arrivals per second.")
+	flag.DurationVar(&o.Duration, "d", 5*time.Second, "Arrivals last this long per policy.")
+	flag.DurationVar(&o.Drain, "drain", 10*time.Second, "Longest wait for queued requests after the arrivals.")
+	flag.Uint64Var(&o.Seed, "seed", 1, "Seed of the arrivals and prefixes.")
+	flag.Float64Var(&o.LoadFactor, "c", 1.25, "Load factor of prefix affinity's bounded loads (the proxy's --affinity-load-factor).")
+	flag.IntVar(&o.Rounds, "r", 3, "Rounds of each policy, interleaved; the median round by p99 is reported.")
+	slow := flag.Int("slow", 10, "How many times slower the slow pod of the second scenario is.")
+	out := flag.String("out", "docs/benchmarks", "Folder for balancing.md; empty writes nothing.")
+	flag.Parse()
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	scenarios := []benchbalance.Scenario{
+		{Name: "Equal pods", SlowFactor: 1},
+		{Name: fmt.Sprintf("One pod %d times slower", *slow), SlowFactor: *slow},
+	}
+	before := benchbalance.LoadAverage()
+	var results [][]benchbalance.Result
+	for _, sc := range scenarios {
+		fmt.Fprintf(os.Stderr, "scenario %s\n", sc.Name)
+		r, err := benchbalance.Run(ctx, o, sc)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+		results = append(results, r)
+	}
+	report := benchbalance.Markdown(o, scenarios, results, before, benchbalance.LoadAverage(),
+		"make bench-balancing  # go run ./cmd/bench-balancing "+strings.Join(os.Args[1:], " "))
+	fmt.Print(report)
+	if *out != "" {
+		if err := benchbalance.Write(*out, report); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+	}
+}

@@ -1,0 +1,166 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package balance
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+func pool(n int) *Pool {
+	p := &Pool{Threshold: 3, Cooldown: time.Minute}
+	var addrs []string
+	for i := range n {
+		addrs = append(addrs, fmt.Sprintf("192.0.2.%d:8000", i+1))
+	}
+	p.Update(addrs)
+	return p
+}
+
+func byAddr(p *Pool, addr string) *Endpoint {
+	for _, e := range p.Endpoints() {
+		if e.Addr == addr {
+			return e
+		}
+	}
+	return nil
+}
+
+// Power of two choices never picks the busiest of two pods: with one pod far busier than the
+// others it is picked only when both choices... never, as the other choice is always less busy.
+func TestLeastRequestAvoidsTheBusyPod(t *testing.T) {
+	p := pool(4)
+	busy := byAddr(p, "192.0.2.1:8000")
+	for range 10 {
+		busy.Acquire()
+	}
+	now := time.Now()
+	for range 1000 {
+		if e := p.Pick(Request{}, now); e == busy {
+			t.Fatal("picked the pod with 10 outstanding requests over an idle one")
+		}
+	}
+}
+
+// Outstanding counts survive an update for pods that stay; a removed pod is never picked again.
+func TestUpdateKeepsCountersAndDropsRemovedPods(t *testing.T) {
+	p := pool(3)
+	e := byAddr(p, "192.0.2.2:8000")
+	e.Acquire()
+	p.Update([]string{"192.0.2.2:8000", "192.0.2.3:8000"})
+	if got := byAddr(p, "192.0.2.2:8000"); got != e || got.Outstanding() != 1 {
+		t.Fatalf("the staying pod lost its counter: %+v", got)
+	}
+	now := time.Now()
+	for range 1000 {
+		for _, r := range []Request{{}, {HasKey: true, Key: 42}} {
+			if got := p.Pick(r, now); got.Addr == "192.0.2.1:8000" {
+				t.Fatal("picked a removed pod")
+			}
+		}
+	}
+}
+
+// Threshold failures in a row eject a pod for the cooldown; a success in between resets the run.
+func TestEjection(t *testing.T) {
+	p := pool(2)
+	bad := byAddr(p, "192.0.2.1:8000")
+	now := time.Now()
+	p.Failed(bad, now)
+	p.Failed(bad, now)
+	p.Succeeded(bad)
+	if p.Failed(bad, now) || p.Failed(bad, now) {
+		t.Fatal("ejected before three failures in a row")
+	}
+	if !p.Failed(bad, now) {
+		t.Fatal("not ejected after three failures in a row")
+	}
+	for range 200 {
+		if p.Pick(Request{}, now) == bad {
+			t.Fatal("picked an ejected pod")
+		}
+	}
+	good := byAddr(p, "192.0.2.2:8000")
+	if got := p.Pick(Request{Tried: []*Endpoint{good}}, now); got != nil {
+		t.Fatalf("picked %v: the only other pod is ejected", got.Addr)
+	}
+	if got := p.Pick(Request{Tried: []*Endpoint{good}, AllowEjected: true}, now); got != bad {
+		t.Fatal("a last option may take an ejected pod")
+	}
+	if got := p.Pick(Request{}, now.Add(2*time.Minute)); got == nil {
+		t.Fatal("nothing after the cooldown")
+	}
+	later := now.Add(2 * time.Minute)
+	seen := false
+	for range 200 {
+		seen = seen || p.Pick(Request{}, later) == bad
+	}
+	if !seen {
+		t.Fatal("the pod never came back after its cooldown")
+	}
+}
+
+// A retry never goes to a pod the request already failed on.
+func TestTriedPodsAreSkipped(t *testing.T) {
+	p := pool(3)
+	now := time.Now()
+	r := Request{HasKey: true, Key: 7}
+	for range 3 {
+		e := p.Pick(r, now)
+		if e == nil {
+			t.Fatal("ran out of pods early")
+		}
+		for _, tried := range r.Tried {
+			if tried == e {
+				t.Fatal("picked a pod the request already tried")
+			}
+		}
+		r.Tried = append(r.Tried, e)
+	}
+	if p.Pick(r, now) != nil || p.Remaining(r, now) != 0 {
+		t.Fatal("a fourth pick out of three pods")
+	}
+}
+
+// The same key goes to the same pod while its load is within the bound, then elsewhere; keys
+// spread over all pods.
+func TestAffinityWithBoundedLoads(t *testing.T) {
+	p := pool(4)
+	now := time.Now()
+	home := p.Pick(Request{HasKey: true, Key: Hash([]byte("system prompt A"))}, now)
+	for range 100 {
+		if got := p.Pick(Request{HasKey: true, Key: Hash([]byte("system prompt A"))}, now); got != home {
+			t.Fatal("the same key went to another pod while all were idle")
+		}
+	}
+	// Load the home pod past c * mean: total 4 outstanding, mean with this request 5/4, bound 2.
+	home.Acquire()
+	home.Acquire()
+	home.Acquire()
+	other := byAddr(p, "192.0.2.1:8000")
+	if other == home {
+		other = byAddr(p, "192.0.2.2:8000")
+	}
+	other.Acquire()
+	if got := p.Pick(Request{HasKey: true, Key: Hash([]byte("system prompt A"))}, now); got == home {
+		t.Fatal("the key's pod took a request beyond 1.25 times the mean load")
+	}
+	spread := map[*Endpoint]int{}
+	q := pool(4)
+	for i := range 4000 {
+		spread[q.Pick(Request{HasKey: true, Key: Hash(fmt.Appendf(nil, "prompt %d", i))}, now)]++
+	}
+	for e, n := range spread {
+		if n < 600 || n > 1400 {
+			t.Errorf("%s got %d of 4000 keys: the ring is lopsided", e.Addr, n)
+		}
+	}
+	if len(spread) != 4 {
+		t.Errorf("keys reached %d of 4 pods", len(spread))
+	}
+}
