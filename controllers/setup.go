@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/llmkube/operator/controllers/inferenceservice"
+	"github.com/llmkube/operator/controllers/model"
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/rollout"
@@ -59,6 +60,9 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		Gate:                  &rollout.Gate{Prober: prober},
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
 	}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
+	if err := (&model.Reconciler{Client: mgr.GetClient(), Applier: applier}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	return (&modelrouter.Reconciler{

@@ -64,13 +64,17 @@ type Reconciler struct {
 	lastStatus sync.Map
 }
 
-// SetupWithManager watches InferenceServices and the objects they own.
+// SetupWithManager watches InferenceServices, the objects they own, and the Models they name.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b, err := watchModels(mgr, ctrl.NewControllerManagedBy(mgr).
 		For(&inferencev1alpha1.InferenceService{}, builder.WithPredicates(ownership.SpecOrMetadataChanged)).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
-		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}))
+	if err != nil {
+		return err
+	}
+	return b.
 		WithOptions(opts).
 		Named("inferenceservice").
 		Complete(r)
@@ -90,16 +94,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // garbage collection removes what it owns
 	}
 
+	model, modelMissing, err := r.modelOf(ctx, isvc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	live, err := r.liveDeployment(ctx, isvc)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	var rejected []error
-	applied, deferred, err := r.reconcileDeployment(ctx, isvc, live)
-	if err != nil {
+	if err := r.reconcileModelCache(ctx, isvc, model); err != nil {
 		rejected = append(rejected, err)
-	} else if applied != nil {
-		live = applied
+	}
+	var deferred *rollout.Decision
+	// Without its Model there is nothing to run: no new Deployment, an existing one stays as is.
+	if !modelMissing {
+		var applied *appsv1.Deployment
+		applied, deferred, err = r.reconcileDeployment(ctx, isvc, live, model)
+		if err != nil {
+			rejected = append(rejected, err)
+		} else if applied != nil {
+			live = applied
+		}
 	}
 	if err := r.reconcileService(ctx, isvc); err != nil {
 		rejected = append(rejected, err)
@@ -109,7 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	applyErr := errors.Join(rejected...)
 	ownership.ReportRejection(r.Recorder, isvc, isvc.Status.Conditions, isvc.Generation, applyErr)
-	if err := r.reconcileStatus(ctx, isvc, live, applyErr, deferred); err != nil {
+	if err := r.reconcileStatus(ctx, isvc, live, applyErr, deferred, modelMissing); err != nil {
 		return ctrl.Result{}, err
 	}
 	// A rejection by validation will not heal by retrying the same spec; anything else might.
@@ -161,8 +177,9 @@ func (r *Reconciler) replicas(isvc *inferencev1alpha1.InferenceService, live *ap
 // Note: without the answer, the first reconcile reported DeploymentAbsent (and a spec change
 // reported the old generation as rolled out) and the Deployment's own event brought a second status
 // write per object: 2.3 status writes per InferenceService during convergence instead of 1.
-func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) (*appsv1.Deployment, *rollout.Decision, error) {
+func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, model *inferencev1alpha1.Model) (*appsv1.Deployment, *rollout.Decision, error) {
 	in := Inputs{
+		Model:                 model,
 		EmitScrapeAnnotations: r.EmitScrapeAnnotations,
 		Ready:                 live != nil && live.Status.ReadyReplicas > 0,
 		Replicas:              r.replicas(isvc, live),

@@ -133,9 +133,10 @@ func owns(t string) bool {
 // to that last write (times aside) is not sent again; a different one is. It does not wait for the
 // write's own watch event, which the reconciler filters out (status-only updates do not
 // reconcile). This took convergence from 1.04-1.5 status writes per InferenceService to 1.
-func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, applyErr error, deferred *rollout.Decision) error {
+func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, applyErr error, deferred *rollout.Decision, modelMissing bool) error {
 	key := client.ObjectKeyFromObject(isvc)
 	desired := Status(isvc, live, applyErr, deferred)
+	withModelStatus(desired, isvc, modelMissing, live != nil)
 	wanted, err := statusFingerprint(desired)
 	if err != nil {
 		return err

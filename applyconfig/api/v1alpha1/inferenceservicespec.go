@@ -11,6 +11,7 @@ package v1alpha1
 import (
 	apiv1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	v1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 // InferenceServiceSpecApplyConfiguration represents a declarative configuration of the InferenceServiceSpec type for use
@@ -20,8 +21,14 @@ import (
 type InferenceServiceSpecApplyConfiguration struct {
 	// runtime is the inference server that loads and serves the model: llamacpp, vllm, tgi, sglang, personaplex or generic. The operator knows the default image, port, arguments and health check of each runtime except generic, which needs spec.image and usually spec.args. Defaults to llamacpp.
 	Runtime *apiv1alpha1.Runtime `json:"runtime,omitempty"`
-	// model says which model the runtime loads.
+	// model says which model the runtime loads, inline. Exactly one of model and modelRef is set.
 	Model *ModelSpecApplyConfiguration `json:"model,omitempty"`
+	// modelRef is the name of a Model in the same namespace that says which model the runtime loads, with its token Secret and hardware, as LLMKube's InferenceService names it. Exactly one of model and modelRef is set. While the Model does not exist, the ModelResolved condition is False, no Deployment is created and an existing one is left as it is. At most 253 characters.
+	ModelRef *string `json:"modelRef,omitempty"`
+	// modelCache is the volume the runtime downloads the model into, mounted in the runtime container with the runtime's own cache variable (LLAMA_CACHE for llamacpp, HF_HOME for vllm, tgi, sglang and personaplex) pointing at it, so a restarted or added pod finds the weights already there. When unset: with modelRef, a Cached claim of the Model; with model, no cache volume.
+	ModelCache *ModelCacheSpecApplyConfiguration `json:"modelCache,omitempty"`
+	// skipModelInit is LLMKube's switch for its download init container. The operator runs no such container: the runtime always downloads the model itself, into the cache volume. Accepted for compatibility; true and false both mean that.
+	SkipModelInit *bool `json:"skipModelInit,omitempty"`
 	// image is the container image of the runtime, replacing the runtime's default image. When set, the operator no longer overrides the image's entrypoint. Required when runtime is generic. At most 1024 characters.
 	Image *string `json:"image,omitempty"`
 	// args are the runtime's arguments, replacing the ones the operator builds from the model source and port. Use it when the runtime needs flags the operator does not know; extraArgs is appended after it. When unset, the operator builds the arguments. At most 256 items.
@@ -59,7 +66,8 @@ type InferenceServiceSpecApplyConfiguration struct {
 	// rolloutPolicy says when a change that replaces the runtime pods (a new image, arguments or resources) rolls out. When unset, changes roll out at once.
 	RolloutPolicy *RolloutPolicyApplyConfiguration `json:"rolloutPolicy,omitempty"`
 	// revisionHistoryLimit is how many old ReplicaSets the runtime Deployment keeps for a rollback. Defaults to the Deployment's default, 10.
-	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+	RevisionHistoryLimit                            *int32 `json:"revisionHistoryLimit,omitempty"`
+	LLMKubeInferenceServiceFieldsApplyConfiguration `json:""`
 }
 
 // InferenceServiceSpecApplyConfiguration constructs a declarative configuration of the InferenceServiceSpec type for use with
@@ -81,6 +89,30 @@ func (b *InferenceServiceSpecApplyConfiguration) WithRuntime(value apiv1alpha1.R
 // If called multiple times, the Model field is set to the value of the last call.
 func (b *InferenceServiceSpecApplyConfiguration) WithModel(value *ModelSpecApplyConfiguration) *InferenceServiceSpecApplyConfiguration {
 	b.Model = value
+	return b
+}
+
+// WithModelRef sets the ModelRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ModelRef field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithModelRef(value string) *InferenceServiceSpecApplyConfiguration {
+	b.ModelRef = &value
+	return b
+}
+
+// WithModelCache sets the ModelCache field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ModelCache field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithModelCache(value *ModelCacheSpecApplyConfiguration) *InferenceServiceSpecApplyConfiguration {
+	b.ModelCache = value
+	return b
+}
+
+// WithSkipModelInit sets the SkipModelInit field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SkipModelInit field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithSkipModelInit(value bool) *InferenceServiceSpecApplyConfiguration {
+	b.SkipModelInit = &value
 	return b
 }
 
@@ -264,5 +296,157 @@ func (b *InferenceServiceSpecApplyConfiguration) WithRolloutPolicy(value *Rollou
 // If called multiple times, the RevisionHistoryLimit field is set to the value of the last call.
 func (b *InferenceServiceSpecApplyConfiguration) WithRevisionHistoryLimit(value int32) *InferenceServiceSpecApplyConfiguration {
 	b.RevisionHistoryLimit = &value
+	return b
+}
+
+// WithContextSize sets the ContextSize field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ContextSize field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithContextSize(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ContextSize = &value
+	return b
+}
+
+// WithParallelSlots sets the ParallelSlots field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ParallelSlots field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithParallelSlots(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ParallelSlots = &value
+	return b
+}
+
+// WithFlashAttention sets the FlashAttention field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FlashAttention field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithFlashAttention(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.FlashAttention = &value
+	return b
+}
+
+// WithJinja sets the Jinja field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Jinja field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithJinja(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.Jinja = &value
+	return b
+}
+
+// WithCacheTypeK sets the CacheTypeK field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CacheTypeK field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithCacheTypeK(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.CacheTypeK = &value
+	return b
+}
+
+// WithCacheTypeV sets the CacheTypeV field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CacheTypeV field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithCacheTypeV(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.CacheTypeV = &value
+	return b
+}
+
+// WithMoeCPUOffload sets the MoeCPUOffload field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MoeCPUOffload field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPUOffload(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.MoeCPUOffload = &value
+	return b
+}
+
+// WithMoeCPULayers sets the MoeCPULayers field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MoeCPULayers field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPULayers(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.MoeCPULayers = &value
+	return b
+}
+
+// WithNoKvOffload sets the NoKvOffload field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NoKvOffload field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithNoKvOffload(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.NoKvOffload = &value
+	return b
+}
+
+// WithTensorOverrides sets the TensorOverrides field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TensorOverrides field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithTensorOverrides(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.TensorOverrides = &value
+	return b
+}
+
+// WithBatchSize sets the BatchSize field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BatchSize field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithBatchSize(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.BatchSize = &value
+	return b
+}
+
+// WithUBatchSize sets the UBatchSize field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the UBatchSize field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithUBatchSize(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.UBatchSize = &value
+	return b
+}
+
+// WithCommand sets the Command field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Command field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithCommand(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.Command = &value
+	return b
+}
+
+// WithProbeOverrides sets the ProbeOverrides field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ProbeOverrides field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithProbeOverrides(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ProbeOverrides = &value
+	return b
+}
+
+// WithPersonaPlexConfig sets the PersonaPlexConfig field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PersonaPlexConfig field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithPersonaPlexConfig(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.PersonaPlexConfig = &value
+	return b
+}
+
+// WithVLLMConfig sets the VLLMConfig field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the VLLMConfig field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithVLLMConfig(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.VLLMConfig = &value
+	return b
+}
+
+// WithTGIConfig sets the TGIConfig field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TGIConfig field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithTGIConfig(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.TGIConfig = &value
+	return b
+}
+
+// WithPriority sets the Priority field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Priority field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithPriority(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.Priority = &value
+	return b
+}
+
+// WithPriorityClassName sets the PriorityClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PriorityClassName field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithPriorityClassName(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.PriorityClassName = &value
 	return b
 }
