@@ -11,8 +11,9 @@ import (
 )
 
 // Maintainers: fields of LLMKube's InferenceService and Model that this operator does not support.
-// They are declared (schemaless) only so that admission can reject them with a message that names
-// the field and says what to use instead: an undeclared field would be pruned, and a client that
+// They are declared, with LLMKube's types, only so that admission can reject them with a message that names
+// the field and says what to use instead: an undeclared field would be pruned (and a field without
+// a type is invisible to the rules), and a client that
 // does not ask for strict field validation would see it silently dropped. The rules that reject
 // them sit on the struct that embeds each group (InferenceServiceSpec, ResourceSpec, ModelKindSpec,
 // ModelHardware, ModelGPU). The README's LLMKube table lists every field.
@@ -21,107 +22,114 @@ import (
 type LLMKubeInferenceServiceFields struct {
 	// contextSize is LLMKube's field for the llama.cpp context size. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	ContextSize *apiextensionsv1.JSON `json:"contextSize,omitempty"`
+	ContextSize *int64 `json:"contextSize,omitempty"`
 
 	// parallelSlots is LLMKube's field for the llama.cpp number of request slots. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	ParallelSlots *apiextensionsv1.JSON `json:"parallelSlots,omitempty"`
+	ParallelSlots *int64 `json:"parallelSlots,omitempty"`
 
 	// flashAttention is LLMKube's field for the llama.cpp flash attention switch. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	FlashAttention *apiextensionsv1.JSON `json:"flashAttention,omitempty"`
+	FlashAttention *bool `json:"flashAttention,omitempty"`
 
 	// jinja is LLMKube's field for the llama.cpp chat template switch. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	Jinja *apiextensionsv1.JSON `json:"jinja,omitempty"`
+	Jinja *bool `json:"jinja,omitempty"`
 
 	// cacheTypeK is LLMKube's field for the llama.cpp key cache type. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	CacheTypeK *apiextensionsv1.JSON `json:"cacheTypeK,omitempty"`
+	CacheTypeK *string `json:"cacheTypeK,omitempty"`
 
 	// cacheTypeV is LLMKube's field for the llama.cpp value cache type. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	CacheTypeV *apiextensionsv1.JSON `json:"cacheTypeV,omitempty"`
+	CacheTypeV *string `json:"cacheTypeV,omitempty"`
 
 	// moeCPUOffload is LLMKube's field for the llama.cpp expert offload switch. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	MoeCPUOffload *apiextensionsv1.JSON `json:"moeCPUOffload,omitempty"`
+	MoeCPUOffload *bool `json:"moeCPUOffload,omitempty"`
 
 	// moeCPULayers is LLMKube's field for the llama.cpp number of expert layers on the CPU. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	MoeCPULayers *apiextensionsv1.JSON `json:"moeCPULayers,omitempty"`
+	MoeCPULayers *int64 `json:"moeCPULayers,omitempty"`
 
 	// noKvOffload is LLMKube's field for the llama.cpp switch that keeps the KV cache in host memory. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	NoKvOffload *apiextensionsv1.JSON `json:"noKvOffload,omitempty"`
+	NoKvOffload *bool `json:"noKvOffload,omitempty"`
 
 	// tensorOverrides is LLMKube's field for the llama.cpp tensor placement overrides. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	TensorOverrides *apiextensionsv1.JSON `json:"tensorOverrides,omitempty"`
+	// +listType=atomic
+	TensorOverrides []string `json:"tensorOverrides,omitempty"`
 
 	// batchSize is LLMKube's field for the llama.cpp batch size. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	BatchSize *apiextensionsv1.JSON `json:"batchSize,omitempty"`
+	BatchSize *int64 `json:"batchSize,omitempty"`
 
 	// uBatchSize is LLMKube's field for the llama.cpp micro-batch size. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	UBatchSize *apiextensionsv1.JSON `json:"uBatchSize,omitempty"`
+	UBatchSize *int64 `json:"uBatchSize,omitempty"`
 
 	// command is LLMKube's field for the container entrypoint. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	Command *apiextensionsv1.JSON `json:"command,omitempty"`
+	// +listType=atomic
+	Command []string `json:"command,omitempty"`
 
 	// probeOverrides is LLMKube's field for the replacement health probes. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
+	// +kubebuilder:validation:Type=object
 	ProbeOverrides *apiextensionsv1.JSON `json:"probeOverrides,omitempty"`
 
 	// personaPlexConfig is LLMKube's field for the PersonaPlex settings. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
+	// +kubebuilder:validation:Type=object
 	PersonaPlexConfig *apiextensionsv1.JSON `json:"personaPlexConfig,omitempty"`
 
 	// vllmConfig is LLMKube's field for the vLLM settings. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
+	// +kubebuilder:validation:Type=object
 	VLLMConfig *apiextensionsv1.JSON `json:"vllmConfig,omitempty"`
 
 	// tgiConfig is LLMKube's field for the TGI settings. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
+	// +kubebuilder:validation:Type=object
 	TGIConfig *apiextensionsv1.JSON `json:"tgiConfig,omitempty"`
 
 	// priority is LLMKube's field for the scheduling priority level. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	Priority *apiextensionsv1.JSON `json:"priority,omitempty"`
+	Priority *string `json:"priority,omitempty"`
 
 	// priorityClassName is LLMKube's field for the pods' PriorityClass. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	PriorityClassName *apiextensionsv1.JSON `json:"priorityClassName,omitempty"`
+	PriorityClassName *string `json:"priorityClassName,omitempty"`
 }
 
 // LLMKubeResourceFields are LLMKube's fields of spec.resources that admission rejects.
 type LLMKubeResourceFields struct {
 	// gpuMemory is LLMKube's field for the GPU memory per pod. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	GPUMemory *apiextensionsv1.JSON `json:"gpuMemory,omitempty"`
+	GPUMemory *string `json:"gpuMemory,omitempty"`
 
 	// hostMemory is LLMKube's field for the host memory for offloading. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	HostMemory *apiextensionsv1.JSON `json:"hostMemory,omitempty"`
+	HostMemory *string `json:"hostMemory,omitempty"`
 }
 
 // LLMKubeModelFields are LLMKube's fields of spec that admission rejects.
 type LLMKubeModelFields struct {
 	// sha256 is LLMKube's field for the expected hash of the model file. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	SHA256 *apiextensionsv1.JSON `json:"sha256,omitempty"`
+	SHA256 *string `json:"sha256,omitempty"`
 }
 
 // LLMKubeHardwareFields are LLMKube's fields of spec.hardware that admission rejects.
 type LLMKubeHardwareFields struct {
 	// memoryBudget is LLMKube's field for the memory limit of the model process. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	MemoryBudget *apiextensionsv1.JSON `json:"memoryBudget,omitempty"`
+	MemoryBudget *string `json:"memoryBudget,omitempty"`
 
 	// memoryFraction is LLMKube's field for the share of host memory for the model process. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
+	// +kubebuilder:validation:Type=number
 	MemoryFraction *apiextensionsv1.JSON `json:"memoryFraction,omitempty"`
 }
 
@@ -129,13 +137,14 @@ type LLMKubeHardwareFields struct {
 type LLMKubeGPUFields struct {
 	// memory is LLMKube's field for the GPU memory the model needs. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	Memory *apiextensionsv1.JSON `json:"memory,omitempty"`
+	Memory *string `json:"memory,omitempty"`
 
 	// layers is LLMKube's field for the number of layers offloaded to GPUs. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
-	Layers *apiextensionsv1.JSON `json:"layers,omitempty"`
+	Layers *int64 `json:"layers,omitempty"`
 
 	// sharding is LLMKube's field for how the model is split across GPUs. It is not supported: admission rejects it with a message that says what to use instead.
 	// +optional
+	// +kubebuilder:validation:Type=object
 	Sharding *apiextensionsv1.JSON `json:"sharding,omitempty"`
 }

@@ -383,13 +383,13 @@ func (in *LLMKubeGPUFields) DeepCopyInto(out *LLMKubeGPUFields) {
 	*out = *in
 	if in.Memory != nil {
 		in, out := &in.Memory, &out.Memory
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(string)
+		**out = **in
 	}
 	if in.Layers != nil {
 		in, out := &in.Layers, &out.Layers
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(int64)
+		**out = **in
 	}
 	if in.Sharding != nil {
 		in, out := &in.Sharding, &out.Sharding
@@ -413,8 +413,8 @@ func (in *LLMKubeHardwareFields) DeepCopyInto(out *LLMKubeHardwareFields) {
 	*out = *in
 	if in.MemoryBudget != nil {
 		in, out := &in.MemoryBudget, &out.MemoryBudget
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(string)
+		**out = **in
 	}
 	if in.MemoryFraction != nil {
 		in, out := &in.MemoryFraction, &out.MemoryFraction
@@ -438,68 +438,68 @@ func (in *LLMKubeInferenceServiceFields) DeepCopyInto(out *LLMKubeInferenceServi
 	*out = *in
 	if in.ContextSize != nil {
 		in, out := &in.ContextSize, &out.ContextSize
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(int64)
+		**out = **in
 	}
 	if in.ParallelSlots != nil {
 		in, out := &in.ParallelSlots, &out.ParallelSlots
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(int64)
+		**out = **in
 	}
 	if in.FlashAttention != nil {
 		in, out := &in.FlashAttention, &out.FlashAttention
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(bool)
+		**out = **in
 	}
 	if in.Jinja != nil {
 		in, out := &in.Jinja, &out.Jinja
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(bool)
+		**out = **in
 	}
 	if in.CacheTypeK != nil {
 		in, out := &in.CacheTypeK, &out.CacheTypeK
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(string)
+		**out = **in
 	}
 	if in.CacheTypeV != nil {
 		in, out := &in.CacheTypeV, &out.CacheTypeV
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(string)
+		**out = **in
 	}
 	if in.MoeCPUOffload != nil {
 		in, out := &in.MoeCPUOffload, &out.MoeCPUOffload
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(bool)
+		**out = **in
 	}
 	if in.MoeCPULayers != nil {
 		in, out := &in.MoeCPULayers, &out.MoeCPULayers
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(int64)
+		**out = **in
 	}
 	if in.NoKvOffload != nil {
 		in, out := &in.NoKvOffload, &out.NoKvOffload
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(bool)
+		**out = **in
 	}
 	if in.TensorOverrides != nil {
 		in, out := &in.TensorOverrides, &out.TensorOverrides
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	if in.BatchSize != nil {
 		in, out := &in.BatchSize, &out.BatchSize
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(int64)
+		**out = **in
 	}
 	if in.UBatchSize != nil {
 		in, out := &in.UBatchSize, &out.UBatchSize
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(int64)
+		**out = **in
 	}
 	if in.Command != nil {
 		in, out := &in.Command, &out.Command
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = make([]string, len(*in))
+		copy(*out, *in)
 	}
 	if in.ProbeOverrides != nil {
 		in, out := &in.ProbeOverrides, &out.ProbeOverrides
@@ -523,13 +523,13 @@ func (in *LLMKubeInferenceServiceFields) DeepCopyInto(out *LLMKubeInferenceServi
 	}
 	if in.Priority != nil {
 		in, out := &in.Priority, &out.Priority
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(string)
+		**out = **in
 	}
 	if in.PriorityClassName != nil {
 		in, out := &in.PriorityClassName, &out.PriorityClassName
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(string)
+		**out = **in
 	}
 }
 
@@ -548,8 +548,8 @@ func (in *LLMKubeModelFields) DeepCopyInto(out *LLMKubeModelFields) {
 	*out = *in
 	if in.SHA256 != nil {
 		in, out := &in.SHA256, &out.SHA256
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(string)
+		**out = **in
 	}
 }
 
@@ -568,13 +568,13 @@ func (in *LLMKubeResourceFields) DeepCopyInto(out *LLMKubeResourceFields) {
 	*out = *in
 	if in.GPUMemory != nil {
 		in, out := &in.GPUMemory, &out.GPUMemory
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(string)
+		**out = **in
 	}
 	if in.HostMemory != nil {
 		in, out := &in.HostMemory, &out.HostMemory
-		*out = new(apiextensionsv1.JSON)
-		(*in).DeepCopyInto(*out)
+		*out = new(string)
+		**out = **in
 	}
 }
 

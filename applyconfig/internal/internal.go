@@ -139,22 +139,25 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: com.github.llmkube.operator.api.v1alpha1.AutoscalingSpec
     - name: batchSize
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: numeric
     - name: cacheTypeK
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: string
     - name: cacheTypeV
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: string
     - name: command
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
     - name: containerPort
       type:
         scalar: numeric
     - name: contextSize
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: numeric
     - name: disruption
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.DisruptionSpec
@@ -177,7 +180,7 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: atomic
     - name: flashAttention
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: boolean
     - name: image
       type:
         scalar: string
@@ -191,7 +194,7 @@ var schemaYAML = typed.YAMLObject(`types:
           - name
     - name: jinja
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: boolean
     - name: model
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.ModelSpec
@@ -203,13 +206,13 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
     - name: moeCPULayers
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: numeric
     - name: moeCPUOffload
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: boolean
     - name: noKvOffload
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: boolean
     - name: nodeSelector
       type:
         map:
@@ -217,7 +220,7 @@ var schemaYAML = typed.YAMLObject(`types:
             scalar: string
     - name: parallelSlots
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: numeric
     - name: personaPlexConfig
       type:
         namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
@@ -236,10 +239,10 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: io.k8s.api.core.v1.PodSecurityContext
     - name: priority
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: string
     - name: priorityClassName
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: string
     - name: probeOverrides
       type:
         namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
@@ -267,7 +270,10 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: boolean
     - name: tensorOverrides
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
     - name: tgiConfig
       type:
         namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
@@ -279,7 +285,7 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: atomic
     - name: uBatchSize
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: numeric
     - name: vllmConfig
       type:
         namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
@@ -365,10 +371,10 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: boolean
     - name: layers
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: numeric
     - name: memory
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: string
     - name: resourceName
       type:
         scalar: string
@@ -389,7 +395,7 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: com.github.llmkube.operator.api.v1alpha1.ModelGPU
     - name: memoryBudget
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: string
     - name: memoryFraction
       type:
         namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
@@ -416,7 +422,7 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: com.github.llmkube.operator.api.v1alpha1.ModelResources
     - name: sha256
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: string
     - name: source
       type:
         scalar: string
@@ -589,10 +595,10 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: numeric
     - name: gpuMemory
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: string
     - name: hostMemory
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: string
     - name: memory
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity

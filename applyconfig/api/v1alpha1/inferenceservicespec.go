@@ -302,7 +302,7 @@ func (b *InferenceServiceSpecApplyConfiguration) WithRevisionHistoryLimit(value 
 // WithContextSize sets the ContextSize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ContextSize field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithContextSize(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithContextSize(value int64) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ContextSize = &value
 	return b
 }
@@ -310,7 +310,7 @@ func (b *InferenceServiceSpecApplyConfiguration) WithContextSize(value apiextens
 // WithParallelSlots sets the ParallelSlots field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ParallelSlots field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithParallelSlots(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithParallelSlots(value int64) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ParallelSlots = &value
 	return b
 }
@@ -318,7 +318,7 @@ func (b *InferenceServiceSpecApplyConfiguration) WithParallelSlots(value apiexte
 // WithFlashAttention sets the FlashAttention field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the FlashAttention field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithFlashAttention(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithFlashAttention(value bool) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.FlashAttention = &value
 	return b
 }
@@ -326,7 +326,7 @@ func (b *InferenceServiceSpecApplyConfiguration) WithFlashAttention(value apiext
 // WithJinja sets the Jinja field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Jinja field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithJinja(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithJinja(value bool) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.Jinja = &value
 	return b
 }
@@ -334,7 +334,7 @@ func (b *InferenceServiceSpecApplyConfiguration) WithJinja(value apiextensionsv1
 // WithCacheTypeK sets the CacheTypeK field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the CacheTypeK field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithCacheTypeK(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithCacheTypeK(value string) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.CacheTypeK = &value
 	return b
 }
@@ -342,7 +342,7 @@ func (b *InferenceServiceSpecApplyConfiguration) WithCacheTypeK(value apiextensi
 // WithCacheTypeV sets the CacheTypeV field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the CacheTypeV field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithCacheTypeV(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithCacheTypeV(value string) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.CacheTypeV = &value
 	return b
 }
@@ -350,7 +350,7 @@ func (b *InferenceServiceSpecApplyConfiguration) WithCacheTypeV(value apiextensi
 // WithMoeCPUOffload sets the MoeCPUOffload field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the MoeCPUOffload field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPUOffload(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPUOffload(value bool) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.MoeCPUOffload = &value
 	return b
 }
@@ -358,7 +358,7 @@ func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPUOffload(value apiexte
 // WithMoeCPULayers sets the MoeCPULayers field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the MoeCPULayers field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPULayers(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPULayers(value int64) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.MoeCPULayers = &value
 	return b
 }
@@ -366,23 +366,25 @@ func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPULayers(value apiexten
 // WithNoKvOffload sets the NoKvOffload field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the NoKvOffload field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithNoKvOffload(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithNoKvOffload(value bool) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.NoKvOffload = &value
 	return b
 }
 
-// WithTensorOverrides sets the TensorOverrides field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the TensorOverrides field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithTensorOverrides(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
-	b.LLMKubeInferenceServiceFieldsApplyConfiguration.TensorOverrides = &value
+// WithTensorOverrides adds the given value to the TensorOverrides field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TensorOverrides field.
+func (b *InferenceServiceSpecApplyConfiguration) WithTensorOverrides(values ...string) *InferenceServiceSpecApplyConfiguration {
+	for i := range values {
+		b.LLMKubeInferenceServiceFieldsApplyConfiguration.TensorOverrides = append(b.LLMKubeInferenceServiceFieldsApplyConfiguration.TensorOverrides, values[i])
+	}
 	return b
 }
 
 // WithBatchSize sets the BatchSize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the BatchSize field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithBatchSize(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithBatchSize(value int64) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.BatchSize = &value
 	return b
 }
@@ -390,16 +392,18 @@ func (b *InferenceServiceSpecApplyConfiguration) WithBatchSize(value apiextensio
 // WithUBatchSize sets the UBatchSize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the UBatchSize field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithUBatchSize(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithUBatchSize(value int64) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.UBatchSize = &value
 	return b
 }
 
-// WithCommand sets the Command field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Command field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithCommand(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
-	b.LLMKubeInferenceServiceFieldsApplyConfiguration.Command = &value
+// WithCommand adds the given value to the Command field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Command field.
+func (b *InferenceServiceSpecApplyConfiguration) WithCommand(values ...string) *InferenceServiceSpecApplyConfiguration {
+	for i := range values {
+		b.LLMKubeInferenceServiceFieldsApplyConfiguration.Command = append(b.LLMKubeInferenceServiceFieldsApplyConfiguration.Command, values[i])
+	}
 	return b
 }
 
@@ -438,7 +442,7 @@ func (b *InferenceServiceSpecApplyConfiguration) WithTGIConfig(value apiextensio
 // WithPriority sets the Priority field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Priority field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithPriority(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithPriority(value string) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.Priority = &value
 	return b
 }
@@ -446,7 +450,7 @@ func (b *InferenceServiceSpecApplyConfiguration) WithPriority(value apiextension
 // WithPriorityClassName sets the PriorityClassName field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the PriorityClassName field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithPriorityClassName(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithPriorityClassName(value string) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.PriorityClassName = &value
 	return b
 }

@@ -18,9 +18,9 @@ import (
 // LLMKubeGPUFields are LLMKube's fields of spec.hardware.gpu that admission rejects.
 type LLMKubeGPUFieldsApplyConfiguration struct {
 	// memory is LLMKube's field for the GPU memory the model needs. It is not supported: admission rejects it with a message that says what to use instead.
-	Memory *v1.JSON `json:"memory,omitempty"`
+	Memory *string `json:"memory,omitempty"`
 	// layers is LLMKube's field for the number of layers offloaded to GPUs. It is not supported: admission rejects it with a message that says what to use instead.
-	Layers *v1.JSON `json:"layers,omitempty"`
+	Layers *int64 `json:"layers,omitempty"`
 	// sharding is LLMKube's field for how the model is split across GPUs. It is not supported: admission rejects it with a message that says what to use instead.
 	Sharding *v1.JSON `json:"sharding,omitempty"`
 }
@@ -34,7 +34,7 @@ func LLMKubeGPUFields() *LLMKubeGPUFieldsApplyConfiguration {
 // WithMemory sets the Memory field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Memory field is set to the value of the last call.
-func (b *LLMKubeGPUFieldsApplyConfiguration) WithMemory(value v1.JSON) *LLMKubeGPUFieldsApplyConfiguration {
+func (b *LLMKubeGPUFieldsApplyConfiguration) WithMemory(value string) *LLMKubeGPUFieldsApplyConfiguration {
 	b.Memory = &value
 	return b
 }
@@ -42,7 +42,7 @@ func (b *LLMKubeGPUFieldsApplyConfiguration) WithMemory(value v1.JSON) *LLMKubeG
 // WithLayers sets the Layers field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Layers field is set to the value of the last call.
-func (b *LLMKubeGPUFieldsApplyConfiguration) WithLayers(value v1.JSON) *LLMKubeGPUFieldsApplyConfiguration {
+func (b *LLMKubeGPUFieldsApplyConfiguration) WithLayers(value int64) *LLMKubeGPUFieldsApplyConfiguration {
 	b.Layers = &value
 	return b
 }

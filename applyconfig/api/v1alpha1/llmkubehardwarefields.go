@@ -18,7 +18,7 @@ import (
 // LLMKubeHardwareFields are LLMKube's fields of spec.hardware that admission rejects.
 type LLMKubeHardwareFieldsApplyConfiguration struct {
 	// memoryBudget is LLMKube's field for the memory limit of the model process. It is not supported: admission rejects it with a message that says what to use instead.
-	MemoryBudget *v1.JSON `json:"memoryBudget,omitempty"`
+	MemoryBudget *string `json:"memoryBudget,omitempty"`
 	// memoryFraction is LLMKube's field for the share of host memory for the model process. It is not supported: admission rejects it with a message that says what to use instead.
 	MemoryFraction *v1.JSON `json:"memoryFraction,omitempty"`
 }
@@ -32,7 +32,7 @@ func LLMKubeHardwareFields() *LLMKubeHardwareFieldsApplyConfiguration {
 // WithMemoryBudget sets the MemoryBudget field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the MemoryBudget field is set to the value of the last call.
-func (b *LLMKubeHardwareFieldsApplyConfiguration) WithMemoryBudget(value v1.JSON) *LLMKubeHardwareFieldsApplyConfiguration {
+func (b *LLMKubeHardwareFieldsApplyConfiguration) WithMemoryBudget(value string) *LLMKubeHardwareFieldsApplyConfiguration {
 	b.MemoryBudget = &value
 	return b
 }

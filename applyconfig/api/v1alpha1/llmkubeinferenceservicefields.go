@@ -16,39 +16,40 @@ import (
 // with apply.
 //
 // Maintainers: fields of LLMKube's InferenceService and Model that this operator does not support.
-// They are declared (schemaless) only so that admission can reject them with a message that names
-// the field and says what to use instead: an undeclared field would be pruned, and a client that
+// They are declared, with LLMKube's types, only so that admission can reject them with a message that names
+// the field and says what to use instead: an undeclared field would be pruned (and a field without
+// a type is invisible to the rules), and a client that
 // does not ask for strict field validation would see it silently dropped. The rules that reject
 // them sit on the struct that embeds each group (InferenceServiceSpec, ResourceSpec, ModelKindSpec,
 // ModelHardware, ModelGPU). The README's LLMKube table lists every field.
 // LLMKubeInferenceServiceFields are LLMKube's fields of spec that admission rejects.
 type LLMKubeInferenceServiceFieldsApplyConfiguration struct {
 	// contextSize is LLMKube's field for the llama.cpp context size. It is not supported: admission rejects it with a message that says what to use instead.
-	ContextSize *v1.JSON `json:"contextSize,omitempty"`
+	ContextSize *int64 `json:"contextSize,omitempty"`
 	// parallelSlots is LLMKube's field for the llama.cpp number of request slots. It is not supported: admission rejects it with a message that says what to use instead.
-	ParallelSlots *v1.JSON `json:"parallelSlots,omitempty"`
+	ParallelSlots *int64 `json:"parallelSlots,omitempty"`
 	// flashAttention is LLMKube's field for the llama.cpp flash attention switch. It is not supported: admission rejects it with a message that says what to use instead.
-	FlashAttention *v1.JSON `json:"flashAttention,omitempty"`
+	FlashAttention *bool `json:"flashAttention,omitempty"`
 	// jinja is LLMKube's field for the llama.cpp chat template switch. It is not supported: admission rejects it with a message that says what to use instead.
-	Jinja *v1.JSON `json:"jinja,omitempty"`
+	Jinja *bool `json:"jinja,omitempty"`
 	// cacheTypeK is LLMKube's field for the llama.cpp key cache type. It is not supported: admission rejects it with a message that says what to use instead.
-	CacheTypeK *v1.JSON `json:"cacheTypeK,omitempty"`
+	CacheTypeK *string `json:"cacheTypeK,omitempty"`
 	// cacheTypeV is LLMKube's field for the llama.cpp value cache type. It is not supported: admission rejects it with a message that says what to use instead.
-	CacheTypeV *v1.JSON `json:"cacheTypeV,omitempty"`
+	CacheTypeV *string `json:"cacheTypeV,omitempty"`
 	// moeCPUOffload is LLMKube's field for the llama.cpp expert offload switch. It is not supported: admission rejects it with a message that says what to use instead.
-	MoeCPUOffload *v1.JSON `json:"moeCPUOffload,omitempty"`
+	MoeCPUOffload *bool `json:"moeCPUOffload,omitempty"`
 	// moeCPULayers is LLMKube's field for the llama.cpp number of expert layers on the CPU. It is not supported: admission rejects it with a message that says what to use instead.
-	MoeCPULayers *v1.JSON `json:"moeCPULayers,omitempty"`
+	MoeCPULayers *int64 `json:"moeCPULayers,omitempty"`
 	// noKvOffload is LLMKube's field for the llama.cpp switch that keeps the KV cache in host memory. It is not supported: admission rejects it with a message that says what to use instead.
-	NoKvOffload *v1.JSON `json:"noKvOffload,omitempty"`
+	NoKvOffload *bool `json:"noKvOffload,omitempty"`
 	// tensorOverrides is LLMKube's field for the llama.cpp tensor placement overrides. It is not supported: admission rejects it with a message that says what to use instead.
-	TensorOverrides *v1.JSON `json:"tensorOverrides,omitempty"`
+	TensorOverrides []string `json:"tensorOverrides,omitempty"`
 	// batchSize is LLMKube's field for the llama.cpp batch size. It is not supported: admission rejects it with a message that says what to use instead.
-	BatchSize *v1.JSON `json:"batchSize,omitempty"`
+	BatchSize *int64 `json:"batchSize,omitempty"`
 	// uBatchSize is LLMKube's field for the llama.cpp micro-batch size. It is not supported: admission rejects it with a message that says what to use instead.
-	UBatchSize *v1.JSON `json:"uBatchSize,omitempty"`
+	UBatchSize *int64 `json:"uBatchSize,omitempty"`
 	// command is LLMKube's field for the container entrypoint. It is not supported: admission rejects it with a message that says what to use instead.
-	Command *v1.JSON `json:"command,omitempty"`
+	Command []string `json:"command,omitempty"`
 	// probeOverrides is LLMKube's field for the replacement health probes. It is not supported: admission rejects it with a message that says what to use instead.
 	ProbeOverrides *v1.JSON `json:"probeOverrides,omitempty"`
 	// personaPlexConfig is LLMKube's field for the PersonaPlex settings. It is not supported: admission rejects it with a message that says what to use instead.
@@ -58,9 +59,9 @@ type LLMKubeInferenceServiceFieldsApplyConfiguration struct {
 	// tgiConfig is LLMKube's field for the TGI settings. It is not supported: admission rejects it with a message that says what to use instead.
 	TGIConfig *v1.JSON `json:"tgiConfig,omitempty"`
 	// priority is LLMKube's field for the scheduling priority level. It is not supported: admission rejects it with a message that says what to use instead.
-	Priority *v1.JSON `json:"priority,omitempty"`
+	Priority *string `json:"priority,omitempty"`
 	// priorityClassName is LLMKube's field for the pods' PriorityClass. It is not supported: admission rejects it with a message that says what to use instead.
-	PriorityClassName *v1.JSON `json:"priorityClassName,omitempty"`
+	PriorityClassName *string `json:"priorityClassName,omitempty"`
 }
 
 // LLMKubeInferenceServiceFieldsApplyConfiguration constructs a declarative configuration of the LLMKubeInferenceServiceFields type for use with
@@ -72,7 +73,7 @@ func LLMKubeInferenceServiceFields() *LLMKubeInferenceServiceFieldsApplyConfigur
 // WithContextSize sets the ContextSize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ContextSize field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithContextSize(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithContextSize(value int64) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.ContextSize = &value
 	return b
 }
@@ -80,7 +81,7 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithContextSize(value 
 // WithParallelSlots sets the ParallelSlots field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ParallelSlots field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithParallelSlots(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithParallelSlots(value int64) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.ParallelSlots = &value
 	return b
 }
@@ -88,7 +89,7 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithParallelSlots(valu
 // WithFlashAttention sets the FlashAttention field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the FlashAttention field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithFlashAttention(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithFlashAttention(value bool) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.FlashAttention = &value
 	return b
 }
@@ -96,7 +97,7 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithFlashAttention(val
 // WithJinja sets the Jinja field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Jinja field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithJinja(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithJinja(value bool) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.Jinja = &value
 	return b
 }
@@ -104,7 +105,7 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithJinja(value v1.JSO
 // WithCacheTypeK sets the CacheTypeK field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the CacheTypeK field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithCacheTypeK(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithCacheTypeK(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.CacheTypeK = &value
 	return b
 }
@@ -112,7 +113,7 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithCacheTypeK(value v
 // WithCacheTypeV sets the CacheTypeV field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the CacheTypeV field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithCacheTypeV(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithCacheTypeV(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.CacheTypeV = &value
 	return b
 }
@@ -120,7 +121,7 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithCacheTypeV(value v
 // WithMoeCPUOffload sets the MoeCPUOffload field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the MoeCPUOffload field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMoeCPUOffload(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMoeCPUOffload(value bool) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.MoeCPUOffload = &value
 	return b
 }
@@ -128,7 +129,7 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMoeCPUOffload(valu
 // WithMoeCPULayers sets the MoeCPULayers field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the MoeCPULayers field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMoeCPULayers(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMoeCPULayers(value int64) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.MoeCPULayers = &value
 	return b
 }
@@ -136,23 +137,25 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMoeCPULayers(value
 // WithNoKvOffload sets the NoKvOffload field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the NoKvOffload field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithNoKvOffload(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithNoKvOffload(value bool) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.NoKvOffload = &value
 	return b
 }
 
-// WithTensorOverrides sets the TensorOverrides field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the TensorOverrides field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithTensorOverrides(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
-	b.TensorOverrides = &value
+// WithTensorOverrides adds the given value to the TensorOverrides field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TensorOverrides field.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithTensorOverrides(values ...string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	for i := range values {
+		b.TensorOverrides = append(b.TensorOverrides, values[i])
+	}
 	return b
 }
 
 // WithBatchSize sets the BatchSize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the BatchSize field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithBatchSize(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithBatchSize(value int64) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.BatchSize = &value
 	return b
 }
@@ -160,16 +163,18 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithBatchSize(value v1
 // WithUBatchSize sets the UBatchSize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the UBatchSize field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithUBatchSize(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithUBatchSize(value int64) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.UBatchSize = &value
 	return b
 }
 
-// WithCommand sets the Command field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the Command field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithCommand(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
-	b.Command = &value
+// WithCommand adds the given value to the Command field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Command field.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithCommand(values ...string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	for i := range values {
+		b.Command = append(b.Command, values[i])
+	}
 	return b
 }
 
@@ -208,7 +213,7 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithTGIConfig(value v1
 // WithPriority sets the Priority field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Priority field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithPriority(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithPriority(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.Priority = &value
 	return b
 }
@@ -216,7 +221,7 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithPriority(value v1.
 // WithPriorityClassName sets the PriorityClassName field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the PriorityClassName field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithPriorityClassName(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithPriorityClassName(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.PriorityClassName = &value
 	return b
 }

@@ -8,17 +8,13 @@ Licensed under the Apache License, Version 2.0.
 
 package v1alpha1
 
-import (
-	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-)
-
 // LLMKubeModelFieldsApplyConfiguration represents a declarative configuration of the LLMKubeModelFields type for use
 // with apply.
 //
 // LLMKubeModelFields are LLMKube's fields of spec that admission rejects.
 type LLMKubeModelFieldsApplyConfiguration struct {
 	// sha256 is LLMKube's field for the expected hash of the model file. It is not supported: admission rejects it with a message that says what to use instead.
-	SHA256 *v1.JSON `json:"sha256,omitempty"`
+	SHA256 *string `json:"sha256,omitempty"`
 }
 
 // LLMKubeModelFieldsApplyConfiguration constructs a declarative configuration of the LLMKubeModelFields type for use with
@@ -30,7 +26,7 @@ func LLMKubeModelFields() *LLMKubeModelFieldsApplyConfiguration {
 // WithSHA256 sets the SHA256 field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the SHA256 field is set to the value of the last call.
-func (b *LLMKubeModelFieldsApplyConfiguration) WithSHA256(value v1.JSON) *LLMKubeModelFieldsApplyConfiguration {
+func (b *LLMKubeModelFieldsApplyConfiguration) WithSHA256(value string) *LLMKubeModelFieldsApplyConfiguration {
 	b.SHA256 = &value
 	return b
 }

@@ -8,19 +8,15 @@ Licensed under the Apache License, Version 2.0.
 
 package v1alpha1
 
-import (
-	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-)
-
 // LLMKubeResourceFieldsApplyConfiguration represents a declarative configuration of the LLMKubeResourceFields type for use
 // with apply.
 //
 // LLMKubeResourceFields are LLMKube's fields of spec.resources that admission rejects.
 type LLMKubeResourceFieldsApplyConfiguration struct {
 	// gpuMemory is LLMKube's field for the GPU memory per pod. It is not supported: admission rejects it with a message that says what to use instead.
-	GPUMemory *v1.JSON `json:"gpuMemory,omitempty"`
+	GPUMemory *string `json:"gpuMemory,omitempty"`
 	// hostMemory is LLMKube's field for the host memory for offloading. It is not supported: admission rejects it with a message that says what to use instead.
-	HostMemory *v1.JSON `json:"hostMemory,omitempty"`
+	HostMemory *string `json:"hostMemory,omitempty"`
 }
 
 // LLMKubeResourceFieldsApplyConfiguration constructs a declarative configuration of the LLMKubeResourceFields type for use with
@@ -32,7 +28,7 @@ func LLMKubeResourceFields() *LLMKubeResourceFieldsApplyConfiguration {
 // WithGPUMemory sets the GPUMemory field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the GPUMemory field is set to the value of the last call.
-func (b *LLMKubeResourceFieldsApplyConfiguration) WithGPUMemory(value v1.JSON) *LLMKubeResourceFieldsApplyConfiguration {
+func (b *LLMKubeResourceFieldsApplyConfiguration) WithGPUMemory(value string) *LLMKubeResourceFieldsApplyConfiguration {
 	b.GPUMemory = &value
 	return b
 }
@@ -40,7 +36,7 @@ func (b *LLMKubeResourceFieldsApplyConfiguration) WithGPUMemory(value v1.JSON) *
 // WithHostMemory sets the HostMemory field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the HostMemory field is set to the value of the last call.
-func (b *LLMKubeResourceFieldsApplyConfiguration) WithHostMemory(value v1.JSON) *LLMKubeResourceFieldsApplyConfiguration {
+func (b *LLMKubeResourceFieldsApplyConfiguration) WithHostMemory(value string) *LLMKubeResourceFieldsApplyConfiguration {
 	b.HostMemory = &value
 	return b
 }

@@ -69,7 +69,7 @@ func (b *ModelGPUApplyConfiguration) WithResourceName(value string) *ModelGPUApp
 // WithMemory sets the Memory field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Memory field is set to the value of the last call.
-func (b *ModelGPUApplyConfiguration) WithMemory(value v1.JSON) *ModelGPUApplyConfiguration {
+func (b *ModelGPUApplyConfiguration) WithMemory(value string) *ModelGPUApplyConfiguration {
 	b.LLMKubeGPUFieldsApplyConfiguration.Memory = &value
 	return b
 }
@@ -77,7 +77,7 @@ func (b *ModelGPUApplyConfiguration) WithMemory(value v1.JSON) *ModelGPUApplyCon
 // WithLayers sets the Layers field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Layers field is set to the value of the last call.
-func (b *ModelGPUApplyConfiguration) WithLayers(value v1.JSON) *ModelGPUApplyConfiguration {
+func (b *ModelGPUApplyConfiguration) WithLayers(value int64) *ModelGPUApplyConfiguration {
 	b.LLMKubeGPUFieldsApplyConfiguration.Layers = &value
 	return b
 }

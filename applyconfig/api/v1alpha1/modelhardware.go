@@ -49,7 +49,7 @@ func (b *ModelHardwareApplyConfiguration) WithGPU(value *ModelGPUApplyConfigurat
 // WithMemoryBudget sets the MemoryBudget field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the MemoryBudget field is set to the value of the last call.
-func (b *ModelHardwareApplyConfiguration) WithMemoryBudget(value v1.JSON) *ModelHardwareApplyConfiguration {
+func (b *ModelHardwareApplyConfiguration) WithMemoryBudget(value string) *ModelHardwareApplyConfiguration {
 	b.LLMKubeHardwareFieldsApplyConfiguration.MemoryBudget = &value
 	return b
 }

@@ -10,7 +10,6 @@ package v1alpha1
 
 import (
 	apiv1alpha1 "github.com/llmkube/operator/api/v1alpha1"
-	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 // ModelKindSpecApplyConfiguration represents a declarative configuration of the ModelKindSpec type for use
@@ -106,7 +105,7 @@ func (b *ModelKindSpecApplyConfiguration) WithResources(value *ModelResourcesApp
 // WithSHA256 sets the SHA256 field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the SHA256 field is set to the value of the last call.
-func (b *ModelKindSpecApplyConfiguration) WithSHA256(value v1.JSON) *ModelKindSpecApplyConfiguration {
+func (b *ModelKindSpecApplyConfiguration) WithSHA256(value string) *ModelKindSpecApplyConfiguration {
 	b.LLMKubeModelFieldsApplyConfiguration.SHA256 = &value
 	return b
 }

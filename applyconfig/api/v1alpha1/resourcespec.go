@@ -9,7 +9,6 @@ Licensed under the Apache License, Version 2.0.
 package v1alpha1
 
 import (
-	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	resource "k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -60,7 +59,7 @@ func (b *ResourceSpecApplyConfiguration) WithMemory(value resource.Quantity) *Re
 // WithGPUMemory sets the GPUMemory field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the GPUMemory field is set to the value of the last call.
-func (b *ResourceSpecApplyConfiguration) WithGPUMemory(value v1.JSON) *ResourceSpecApplyConfiguration {
+func (b *ResourceSpecApplyConfiguration) WithGPUMemory(value string) *ResourceSpecApplyConfiguration {
 	b.LLMKubeResourceFieldsApplyConfiguration.GPUMemory = &value
 	return b
 }
@@ -68,7 +67,7 @@ func (b *ResourceSpecApplyConfiguration) WithGPUMemory(value v1.JSON) *ResourceS
 // WithHostMemory sets the HostMemory field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the HostMemory field is set to the value of the last call.
-func (b *ResourceSpecApplyConfiguration) WithHostMemory(value v1.JSON) *ResourceSpecApplyConfiguration {
+func (b *ResourceSpecApplyConfiguration) WithHostMemory(value string) *ResourceSpecApplyConfiguration {
 	b.LLMKubeResourceFieldsApplyConfiguration.HostMemory = &value
 	return b
 }
