@@ -94,7 +94,7 @@ var _ = Describe("Admission", func() {
 			"hardware": map[string]any{"accelerator": "cuda", "gpu": map[string]any{"enabled": true, "count": 1, "vendor": "nvidia"}}}),
 		Entry("a Model with every supported field", "Model", map[string]any{"source": "hf://org/repo-GGUF", "format": "gguf", "quantization": "Q4_K_M",
 			"files": []any{"m-Q4_K_M.gguf"}, "sourceSecretRef": map[string]any{"name": "hf", "key": "token"},
-			"hardware": map[string]any{"gpu": map[string]any{"count": 2, "vendor": "amd", "resourceName": "amd.com/gpu"}},
+			"hardware":  map[string]any{"gpu": map[string]any{"count": 2, "vendor": "amd", "resourceName": "amd.com/gpu"}},
 			"resources": map[string]any{"cpu": "2", "memory": "8Gi"}}),
 		Entry("generic with an image", "InferenceService", isvcSpec(func(s map[string]any) { s["runtime"] = "generic"; s["image"] = "example.com/srv:1" })),
 		Entry("a router with an external backend", "ModelRouter", routerSpec(func(s map[string]any) {

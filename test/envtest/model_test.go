@@ -377,6 +377,6 @@ spec:
 				}
 			}
 			return n
-		}).WithTimeout(3 * time.Second).Should(BeNumerically("<=", 1), "a refused claim is not retried in a loop")
+		}).WithTimeout(3*time.Second).Should(BeNumerically("<=", 1), "a refused claim is not retried in a loop")
 	})
 })
