@@ -248,6 +248,7 @@ spec:
 			d := eventuallyDeployment(ns, string(rt), func(g Gomega, d *appsv1.Deployment) {})
 			env := envOf(d)
 			Expect(env).To(HaveKeyWithValue(variable, corev1.EnvVar{Name: variable, Value: inferenceservice.CacheMountPath}), string(rt))
+			Expect(env).To(HaveKey(inferenceservice.EnvHFToken), string(rt))
 			Expect(env[inferenceservice.EnvHFToken].ValueFrom.SecretKeyRef).To(Equal(&corev1.SecretKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: "hf-token"}, Key: "HF_TOKEN"}), string(rt))
 			Expect(cacheClaimOf(d)).To(Equal("qwen-model-cache"), string(rt))
