@@ -329,10 +329,10 @@ spec:
 			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 			g.Expect(c.Reason).To(Equal(inferenceservice.ReasonModelNotFound))
 		}).Should(Succeed())
-		Expect(getISVC(ns, "early").Status.Phase).To(Equal(inferencev1alpha1.PhasePending))
 		Consistently(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "early"}, &appsv1.Deployment{}))
 		}).WithTimeout(time.Second).Should(BeTrue(), "no Deployment without its Model")
+		Expect(getISVC(ns, "early").Status.Phase).To(Equal(inferencev1alpha1.PhasePending))
 
 		newModel(ns, "later", nil)
 		eventuallyDeployment(ns, "early", func(g Gomega, d *appsv1.Deployment) {
