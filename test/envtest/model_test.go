@@ -209,6 +209,24 @@ spec:
 		Expect(err).To(HaveOccurred())
 		Expect(err.Error()).To(ContainSubstring("spec.vllmConfig (LLMKube) is not supported: put the runtime's flags in spec.extraArgs"))
 
+		// LLMKube's autoscaling metrics have another shape than a HorizontalPodAutoscaler's.
+		_, err = applyAs("gitops", fmt.Sprintf(`apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: scaled
+  namespace: %s
+spec:
+  modelRef: m
+  autoscaling:
+    maxReplicas: 3
+    metrics:
+    - type: Pods
+      name: llamacpp:requests_processing
+      targetAverageValue: "2"
+`, ns))
+		Expect(err).To(HaveOccurred())
+		Expect(err.Error()).To(ContainSubstring(".spec.autoscaling.metrics[0].name"))
+
 		// LLMKube's GPU sample's Model, with its gpu.memory and gpu.layers.
 		_, err = applyAs("gitops", fmt.Sprintf(`apiVersion: inference.llmkube.dev/v1alpha1
 kind: Model
