@@ -346,7 +346,6 @@ type InferenceServiceStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=isvc,categories=llmkube
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.spec.runtime`
-// +kubebuilder:printcolumn:name="Model",type=string,JSONPath=`.spec.modelRef`,priority=1
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1
