@@ -30,10 +30,18 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.BackendStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DisruptionSpec"):
 		return &apiv1alpha1.DisruptionSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EndpointPickerPort"):
+		return &apiv1alpha1.EndpointPickerPortApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EndpointPickerRef"):
+		return &apiv1alpha1.EndpointPickerRefApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EndpointSpec"):
 		return &apiv1alpha1.EndpointSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ExternalBackend"):
 		return &apiv1alpha1.ExternalBackendApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("GatewayParentReference"):
+		return &apiv1alpha1.GatewayParentReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("GatewaySpec"):
+		return &apiv1alpha1.GatewaySpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("InferenceService"):
 		return &apiv1alpha1.InferenceServiceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("InferenceServiceSpec"):

@@ -8,6 +8,11 @@ package controllers
 
 import (
 	"net/http"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/managedfields"
+
+	gatewayac "sigs.k8s.io/gateway-api/applyconfiguration"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -17,6 +22,7 @@ import (
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/rollout"
+	"github.com/llmkube/operator/controllers/status"
 )
 
 // Config is what the reconcilers need from the command line.
@@ -24,30 +30,38 @@ type Config struct {
 	FieldManager            string
 	EmitScrapeAnnotations   bool
 	MaxConcurrentReconciles int
-	// LegacyFieldManagers are the records-based operator's field managers (Update entries);
-	// ownership.DefaultLegacyFieldManagers when empty.
+	// LegacyFieldManagers are the records-based operator's field managers (Update entries):
+	// ownership.DefaultLegacyFieldManagers when nil, none when empty but not nil
+	// (`--legacy-field-managers=`).
 	LegacyFieldManagers []string
 	// AdoptLegacyOwnership also takes over template keys the legacy entry owns but no record lists.
 	AdoptLegacyOwnership bool
 	// ProbeTransport carries the rollout gate's requests to runtime pods' /metrics; Go's default
 	// transport when nil. Tests use it to reach stand-in pods.
 	ProbeTransport http.RoundTripper
+	// GatewayCRDRecheck is how often a missing Gateway API CRD is looked for again while an
+	// InferenceService asks for a gateway; inferenceservice.DefaultCRDRecheck when zero.
+	GatewayCRDRecheck time.Duration
 }
 
 // Setup registers every reconciler with mgr. Tests call it too, so that the suite runs exactly
 // the wiring the binary runs.
 func Setup(mgr ctrl.Manager, cfg Config) error {
-	recorder := ownership.LimitedRecorder{Recorder: mgr.GetEventRecorder(cfg.FieldManager)}
-	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder}
+	recorder := status.LimitedRecorder{Recorder: mgr.GetEventRecorder(cfg.FieldManager)}
 	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles}
 	legacy := ownership.Legacy{FieldManagers: cfg.LegacyFieldManagers, Adopt: cfg.AdoptLegacyOwnership}
-	if len(legacy.FieldManagers) == 0 {
+	if legacy.FieldManagers == nil {
 		legacy.FieldManagers = ownership.DefaultLegacyFieldManagers
 	}
-	migrator := ownership.Migrator{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
-		FieldManager: cfg.FieldManager, Legacy: legacy,
-	}
+	scheme := mgr.GetScheme()
+	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder,
+		// The Inference Extension's generated schema has no InferencePool (its parser does not
+		// know the kind), so the pool is typed by a schema deduced from the object, last.
+		Types: ownership.NewTypeConverter(scheme, gatewayac.NewTypeConverter(scheme), managedfields.NewDeducedTypeConverter()),
+		Migrator: ownership.Migrator{
+			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
+			FieldManager: cfg.FieldManager, Legacy: legacy,
+		}}
 	prober := rollout.NewProber(mgr.GetAPIReader())
 	if cfg.ProbeTransport != nil {
 		prober.HTTP.Transport = cfg.ProbeTransport
@@ -56,9 +70,9 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		Client:                mgr.GetClient(),
 		Applier:               applier,
 		Recorder:              recorder,
-		Migrator:              migrator,
 		Gate:                  &rollout.Gate{Prober: prober},
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
+		CRDRecheck:            cfg.GatewayCRDRecheck,
 	}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
@@ -69,7 +83,6 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		Client:                mgr.GetClient(),
 		Applier:               applier,
 		Recorder:              recorder,
-		Migrator:              migrator,
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
 	}).SetupWithManager(mgr, opts)
 }

@@ -171,6 +171,10 @@ type InferenceServiceSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 
+	// gateway serves the model through Gateways that implement the Gateway API Inference Extension: the operator creates an InferencePool that selects the runtime pods and an HTTPRoute that attaches the pool to the Gateways, both named like the InferenceService. Removing gateway deletes both. When unset, no gateway objects exist.
+	// +optional
+	Gateway *GatewaySpec `json:"gateway,omitempty"`
+
 	// Maintainers: LLMKube's InferenceService fields the operator rejects (llmkube_types.go).
 
 	LLMKubeInferenceServiceFields `json:",inline"`
@@ -314,7 +318,7 @@ type RolloutPolicy struct {
 
 // InferenceServiceStatus is the state of an InferenceService as the operator last observed it.
 type InferenceServiceStatus struct {
-	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Degraded (the operator could not apply the desired state; the message quotes the API server and says what to do), RolloutDeferred (a change waits for idle pods) and, with modelRef, ModelResolved (the Model exists).
+	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Degraded (the operator could not apply the desired state; the message quotes the API server and says what to do), RolloutDeferred (a change waits for idle pods), GatewayReady (with spec.gateway: whether every Gateway accepted the route and the pool) and ModelResolved (with modelRef: whether the Model exists).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -349,6 +353,7 @@ type InferenceServiceStatus struct {
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1
+// +kubebuilder:printcolumn:name="Gateway",type=string,JSONPath=`.status.conditions[?(@.type=="GatewayReady")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type InferenceService struct {
 	metav1.TypeMeta `json:",inline"`

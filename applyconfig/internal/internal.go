@@ -80,6 +80,27 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: protectStartup
       type:
         scalar: boolean
+- name: com.github.llmkube.operator.api.v1alpha1.EndpointPickerFailureMode
+  scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.EndpointPickerPort
+  map:
+    fields:
+    - name: number
+      type:
+        scalar: numeric
+- name: com.github.llmkube.operator.api.v1alpha1.EndpointPickerRef
+  map:
+    fields:
+    - name: failureMode
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.EndpointPickerFailureMode
+      default: FailClose
+    - name: name
+      type:
+        scalar: string
+    - name: port
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.EndpointPickerPort
 - name: com.github.llmkube.operator.api.v1alpha1.EndpointSpec
   map:
     fields:
@@ -107,6 +128,41 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: url
       type:
         scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.GatewayHostname
+  scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.GatewayParentReference
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: namespace
+      type:
+        scalar: string
+    - name: sectionName
+      type:
+        scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.GatewaySpec
+  map:
+    fields:
+    - name: endpointPickerRef
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.EndpointPickerRef
+    - name: hostnames
+      type:
+        list:
+          elementType:
+            namedType: com.github.llmkube.operator.api.v1alpha1.GatewayHostname
+          elementRelationship: atomic
+    - name: modelName
+      type:
+        scalar: string
+    - name: parentRefs
+      type:
+        list:
+          elementType:
+            namedType: com.github.llmkube.operator.api.v1alpha1.GatewayParentReference
+          elementRelationship: atomic
 - name: com.github.llmkube.operator.api.v1alpha1.InferenceService
   map:
     fields:
@@ -181,6 +237,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: flashAttention
       type:
         scalar: boolean
+    - name: gateway
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.GatewaySpec
     - name: image
       type:
         scalar: string

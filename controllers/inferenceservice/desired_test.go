@@ -181,16 +181,16 @@ func TestHPA(t *testing.T) {
 func TestStatusPhases(t *testing.T) {
 	i := spec(nil)
 	i.Generation = 3
-	st := Status(i, nil, nil, nil).Status
+	st := Status(i, nil, nil, nil, nil).Status
 	if *st.Phase != inferencev1alpha1.PhaseProgressing || *st.ObservedGeneration != 3 || st.ReadyReplicas != nil {
 		t.Fatalf("no Deployment: %+v", st)
 	}
 	ready := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)},
 		Status: appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}}
-	if st := Status(i, ready, nil, nil).Status; *st.Phase != inferencev1alpha1.PhaseReady || *st.ReadyReplicas != 1 {
+	if st := Status(i, ready, nil, nil, nil).Status; *st.Phase != inferencev1alpha1.PhaseReady || *st.ReadyReplicas != 1 {
 		t.Fatalf("ready: %+v", st)
 	}
-	st = Status(i, ready, errTest("denied"), nil).Status
+	st = Status(i, ready, []error{errTest("denied")}, nil, nil).Status
 	if *st.Phase != inferencev1alpha1.PhaseDegraded {
 		t.Fatalf("degraded: %+v", st)
 	}

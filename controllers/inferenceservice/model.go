@@ -26,6 +26,7 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/status"
 )
 
 // +kubebuilder:rbac:groups=inference.llmkube.dev,resources=models,verbs=get;list;watch
@@ -116,7 +117,7 @@ func modelResolved(isvc *inferencev1alpha1.InferenceService, missing bool) *meta
 	}
 	conds := append([]metav1.Condition(nil), isvc.Status.Conditions...)
 	meta.SetStatusCondition(&conds, c)
-	return ownership.ConditionsToApply(conds, func(t string) bool { return t == c.Type })[0]
+	return status.ConditionsToApply(conds, func(t string) bool { return t == c.Type })[0]
 }
 
 // withModelStatus adds the ModelResolved condition to the desired status; while the Model is

@@ -23,6 +23,7 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/status"
 )
 
 // +kubebuilder:rbac:groups=inference.llmkube.dev,resources=models,verbs=get;list;watch
@@ -77,5 +78,5 @@ func Status(m *inferencev1alpha1.Model) *acv1alpha1.ModelApplyConfiguration {
 	return acv1alpha1.Model(m.Name, m.Namespace).WithStatus(acv1alpha1.ModelKindStatus().
 		WithObservedGeneration(m.Generation).
 		WithPhase(inferencev1alpha1.PhaseReady).
-		WithConditions(ownership.ConditionsToApply(conds, func(t string) bool { return t == inferencev1alpha1.ConditionReady })...))
+		WithConditions(status.ConditionsToApply(conds, func(t string) bool { return t == inferencev1alpha1.ConditionReady })...))
 }

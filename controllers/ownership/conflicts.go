@@ -7,7 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package ownership
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	clientgoac "k8s.io/client-go/applyconfigurations"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
@@ -83,12 +84,12 @@ func DetectConflicts(tc managedfields.TypeConverter, live client.Object, desired
 	ours := &fieldpath.Set{}
 	others := map[string]*fieldpath.Set{}
 	for _, e := range live.GetManagedFields() {
-		if e.Subresource != "" || e.FieldsV1 == nil {
+		if e.Subresource != "" {
 			continue
 		}
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
-			continue
+		set, err := EntrySet(e)
+		if err != nil {
+			return nil, err
 		}
 		if e.Manager == manager {
 			ours = ours.Union(set)
@@ -165,35 +166,49 @@ func toUnstructured(v any) (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-// typeConverter knows the built-in kinds (client-go's schema) and ours (the generated one).
-type typeConverter struct{ builtin, ours managedfields.TypeConverter }
+// typeConverter tries each converter in turn: the first that knows an object's kind types it.
+type typeConverter []managedfields.TypeConverter
 
 // NewTypeConverter returns a converter for every kind the operator applies: the built-in kinds
-// and the llmkube ones, as registered in scheme.
-func NewTypeConverter(scheme *runtime.Scheme) managedfields.TypeConverter {
-	return typeConverter{builtin: clientgoac.NewTypeConverter(scheme), ours: llmkubeac.NewTypeConverter(scheme)}
+// (client-go's schema), the llmkube ones (the generated one), and the kinds of more, such as the
+// Gateway API's, as registered in scheme.
+func NewTypeConverter(scheme *runtime.Scheme, more ...managedfields.TypeConverter) managedfields.TypeConverter {
+	return append(typeConverter{clientgoac.NewTypeConverter(scheme), llmkubeac.NewTypeConverter(scheme)}, more...)
 }
 
 func (t typeConverter) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (*typed.TypedValue, error) {
-	if tv, err := t.builtin.ObjectToTyped(obj, opts...); err == nil {
-		return tv, nil
+	var err error
+	for _, c := range t {
+		var tv *typed.TypedValue
+		if tv, err = c.ObjectToTyped(obj, opts...); err == nil {
+			return tv, nil
+		}
 	}
-	return t.ours.ObjectToTyped(obj, opts...)
+	return nil, err
 }
 
 func (t typeConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, error) {
-	return t.builtin.TypedToObject(v)
+	return t[0].TypedToObject(v)
 }
 
 // reportConflicts records one Warning Event on c.Owner naming the fields another manager took
-// and who took them, before the forced apply takes them back. It never fails the apply: a field
-// it cannot type is logged by the caller's apply, not here.
-func (a Applier) reportConflicts(c Change) {
+// and who took them, before the forced apply takes them back. It never fails the apply: an error
+// of the detection is logged, and the apply goes ahead.
+func (a Applier) reportConflicts(ctx context.Context, c Change) {
 	if a.Recorder == nil || c.Owner == nil || c.Live == nil || a.Client == nil {
 		return
 	}
-	conflicts, err := DetectConflicts(NewTypeConverter(a.Client.Scheme()), c.Live, c.Desired, a.FieldManager)
-	if err != nil || len(conflicts) == 0 {
+	types := a.Types
+	if types == nil {
+		types = NewTypeConverter(a.Client.Scheme())
+	}
+	conflicts, err := DetectConflicts(types, c.Live, c.Desired, a.FieldManager)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "detecting ownership conflicts; applying without reporting them",
+			"kind", kindOf(c.Desired), "object", client.ObjectKeyFromObject(c.Live).String())
+		return
+	}
+	if len(conflicts) == 0 {
 		return
 	}
 	parts := make([]string, len(conflicts))
@@ -203,7 +218,7 @@ func (a Applier) reportConflicts(c Change) {
 	kind := kindOf(c.Desired)
 	a.Recorder.Eventf(c.Owner, c.Live, corev1.EventTypeWarning, ReasonOwnershipConflict, "ForceApply",
 		"%s %s: another manager changed fields %s applies: %s; restoring %s's values",
-		kind, c.Live.GetName(), a.FieldManager, strings.Join(parts, "; "), a.FieldManager)
+		kind, client.ObjectKeyFromObject(c.Live), a.FieldManager, strings.Join(parts, "; "), a.FieldManager)
 }
 
 func kindOf(ac any) string {

@@ -437,7 +437,7 @@ func writeLikeOperator(ctx context.Context, c client.Client, obj *inferencev1alp
 		return err
 	}
 	live := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
-	return c.Status().Apply(ctx, inferenceservice.Status(obj, live, nil, nil), client.FieldOwner(ownership.DefaultFieldManager), client.ForceOwnership)
+	return c.Status().Apply(ctx, inferenceservice.Status(obj, live, nil, nil, nil), client.FieldOwner(ownership.DefaultFieldManager), client.ForceOwnership)
 }
 
 // readModifyUpdate is one reconcile of the records-based operator: read the live Deployment and

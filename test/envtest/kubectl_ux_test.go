@@ -28,7 +28,11 @@ var _ = Describe("What kubectl shows", func() {
 	It("fills every column of kubectl get -o wide for both kinds, READY as ready/desired and BACKENDS as resolved/total", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
-		newISVC(ns, "llama", nil)
+		// With spec.gateway, so that the wide-only GATEWAY column has a value too (it stays blank for an
+		// InferenceService that is not served through a Gateway).
+		newISVC(ns, "llama", func(i *inferencev1alpha1.InferenceService) {
+			i.Spec.Gateway = &inferencev1alpha1.GatewaySpec{ParentRefs: []inferencev1alpha1.GatewayParentReference{{Name: "gw"}}}
+		})
 		newRouter(ns, "router", func(r *inferencev1alpha1.ModelRouter) {
 			r.Spec.Backends = append(r.Spec.Backends, isvcBackend("local", "llama"), isvcBackend("gone", "missing"))
 		})
@@ -44,6 +48,7 @@ var _ = Describe("What kubectl shows", func() {
 		isvc := getWide(ns, "isvc")
 		Expect(isvc).To(HaveKeyWithValue("NAME", "llama"))
 		Expect(isvc).To(HaveKeyWithValue("READY", "0/1"), "no pod runs in the test cluster: 0 of 1 ready, as a Deployment shows it")
+		Expect(isvc).To(HaveKeyWithValue("GATEWAY", "Unknown"), "no Gateway controller has answered yet")
 		router := getWide(ns, "mr")
 		Expect(router).To(HaveKeyWithValue("NAME", "router"))
 		Expect(router).To(HaveKeyWithValue("BACKENDS", "2/3"), "cloud and local resolve, gone names a missing InferenceService")

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
@@ -68,6 +69,8 @@ type operatorOptions struct {
 	warnings rest.WarningHandlerWithContext
 	// noCleanup leaves stopping to the spec (a replica stopped mid-run).
 	noCleanup bool
+	// logger of the manager and its controllers; controller-runtime's global one when unset.
+	logger *logr.Logger
 }
 
 func startOperatorWith(o operatorOptions) *operator {
@@ -113,6 +116,9 @@ func startOperatorWith(o operatorOptions) *operator {
 		Cache:      cacheOpts,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	}
+	if o.logger != nil {
+		opts.Logger = *o.logger
 	}
 	if o.leaderElection != "" {
 		opts.LeaderElection = true

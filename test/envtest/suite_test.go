@@ -47,6 +47,11 @@ var _ = BeforeSuite(func() {
 	var err error
 	env, err = testenv.New()
 	Expect(err).NotTo(HaveOccurred())
+	// The Gateway API CRDs the gateway specs need; the spec of missing CRDs has a control plane
+	// of its own.
+	gatewayCRDs, err := testenv.GatewayCRDs()
+	Expect(err).NotTo(HaveOccurred())
+	env.CRDDirectoryPaths = append(env.CRDDirectoryPaths, gatewayCRDs...)
 	cfg, err = env.Start()
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient, err = client.New(cfg, client.Options{Scheme: testenv.Scheme()})

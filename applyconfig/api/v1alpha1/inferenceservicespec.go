@@ -66,7 +66,9 @@ type InferenceServiceSpecApplyConfiguration struct {
 	// rolloutPolicy says when a change that replaces the runtime pods (a new image, arguments or resources) rolls out. When unset, changes roll out at once.
 	RolloutPolicy *RolloutPolicyApplyConfiguration `json:"rolloutPolicy,omitempty"`
 	// revisionHistoryLimit is how many old ReplicaSets the runtime Deployment keeps for a rollback. Defaults to the Deployment's default, 10.
-	RevisionHistoryLimit                            *int32 `json:"revisionHistoryLimit,omitempty"`
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+	// gateway serves the model through Gateways that implement the Gateway API Inference Extension: the operator creates an InferencePool that selects the runtime pods and an HTTPRoute that attaches the pool to the Gateways, both named like the InferenceService. Removing gateway deletes both. When unset, no gateway objects exist.
+	Gateway                                         *GatewaySpecApplyConfiguration `json:"gateway,omitempty"`
 	LLMKubeInferenceServiceFieldsApplyConfiguration `json:""`
 }
 
@@ -296,6 +298,14 @@ func (b *InferenceServiceSpecApplyConfiguration) WithRolloutPolicy(value *Rollou
 // If called multiple times, the RevisionHistoryLimit field is set to the value of the last call.
 func (b *InferenceServiceSpecApplyConfiguration) WithRevisionHistoryLimit(value int32) *InferenceServiceSpecApplyConfiguration {
 	b.RevisionHistoryLimit = &value
+	return b
+}
+
+// WithGateway sets the Gateway field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Gateway field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithGateway(value *GatewaySpecApplyConfiguration) *InferenceServiceSpecApplyConfiguration {
+	b.Gateway = value
 	return b
 }
 

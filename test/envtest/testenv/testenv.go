@@ -12,14 +12,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers"
 )
 
 // RepoRoot is the repository's top folder, found from this file's place so tests can run from any
@@ -29,13 +30,10 @@ func RepoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
-// Scheme knows the built-in kinds and ours.
+// Scheme knows every kind the operator reads or writes, as the binary's does.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	if err := inferencev1alpha1.AddToScheme(s); err != nil {
+	if err := controllers.AddToScheme(s); err != nil {
 		panic(err)
 	}
 	return s
@@ -58,4 +56,30 @@ func New() (*envtest.Environment, error) {
 		ErrorIfCRDPathMissing: true,
 		Scheme:                Scheme(),
 	}, nil
+}
+
+// GatewayCRDs are the CRD files of the kinds spec.gateway writes, as their modules ship them in the
+// Go module cache at the versions go.mod requires: the HTTPRoute of sigs.k8s.io/gateway-api
+// (standard channel) and the InferencePool of sigs.k8s.io/gateway-api-inference-extension.
+func GatewayCRDs() ([]string, error) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api", "sigs.k8s.io/gateway-api-inference-extension")
+	cmd.Dir = RepoRoot()
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("finding the Gateway API modules (go list -m): %w", err)
+	}
+	dirs := strings.Fields(string(out))
+	if len(dirs) != 2 {
+		return nil, fmt.Errorf("go list -m found %q, want the two Gateway API module folders", dirs)
+	}
+	files := []string{
+		filepath.Join(dirs[0], "config", "crd", "standard", "gateway.networking.k8s.io_httproutes.yaml"),
+		filepath.Join(dirs[1], "config", "crd", "bases", "inference.networking.k8s.io_inferencepools.yaml"),
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
 }

@@ -1,0 +1,168 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package inferenceservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+	inferencepoolv1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
+	inferencepoolv1ac "sigs.k8s.io/gateway-api-inference-extension/client-go/applyconfiguration/api/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1ac "sigs.k8s.io/gateway-api/applyconfiguration/apis/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/status"
+)
+
+// +kubebuilder:rbac:groups=inference.networking.k8s.io,resources=inferencepools,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=inference.networking.k8s.io,resources=inferencepools/status,verbs=get
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=httproutes/status,verbs=get
+
+// gatewayOutcome is what the gateway part of a reconcile found: the GatewayReady condition (nil:
+// none, so the condition leaves the status) and when to look again for missing CRDs (0: no need).
+type gatewayOutcome struct {
+	condition    *metav1.Condition
+	requeueAfter time.Duration
+}
+
+// setupGateway prepares the InferencePool and HTTPRoute watches of controller c, which start once
+// their CRDs are served (see optionalKind).
+func (r *Reconciler) setupGateway(mgr ctrl.Manager, c controller.Controller) {
+	recheck := r.CRDRecheck
+	if recheck <= 0 {
+		recheck = DefaultCRDRecheck
+	}
+	owner := &inferencev1alpha1.InferenceService{}
+	pool := source.Kind(mgr.GetCache(), &inferencepoolv1.InferencePool{},
+		handler.TypedEnqueueRequestForOwner[*inferencepoolv1.InferencePool](mgr.GetScheme(), mgr.GetRESTMapper(), owner, handler.OnlyControllerOwner()))
+	route := source.Kind(mgr.GetCache(), &gatewayv1.HTTPRoute{},
+		handler.TypedEnqueueRequestForOwner[*gatewayv1.HTTPRoute](mgr.GetScheme(), mgr.GetRESTMapper(), owner, handler.OnlyControllerOwner()))
+	r.gateway = &gatewayKinds{
+		mapper: mgr.GetRESTMapper(),
+		pool:   newOptionalKind(InferencePoolKind, c, pool, recheck),
+		route:  newOptionalKind(HTTPRouteKind, c, route, recheck),
+	}
+}
+
+// reconcileGateway applies the InferencePool and the HTTPRoute spec.gateway asks for, or deletes
+// them when it is gone, and says what the Gateways report.
+//
+// Note: without the CRDs this is no error (nothing to retry, nothing to log): GatewayReady says
+// which CRD is missing, the rest of the InferenceService converges, and the reconcile comes back
+// after the recheck period to look again.
+func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alpha1.InferenceService) (gatewayOutcome, error) {
+	if r.gateway == nil {
+		return gatewayOutcome{}, nil
+	}
+	if isvc.Spec.Gateway == nil {
+		return gatewayOutcome{}, r.removeGateway(ctx, isvc)
+	}
+	keep := gatewayOutcome{condition: meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionGatewayReady)}
+	missing, err := r.gateway.missing()
+	if err != nil {
+		return keep, err
+	}
+	if len(missing) > 0 {
+		return gatewayOutcome{condition: crdNotInstalled(missing), requeueAfter: r.gateway.pool.recheck}, nil
+	}
+	key := client.ObjectKeyFromObject(isvc)
+	pool := &inferencepoolv1.InferencePool{}
+	route := &gatewayv1.HTTPRoute{}
+	poolErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, pool, extractInferencePool, InferencePool(isvc))
+	routeErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, route, gatewayv1ac.ExtractHTTPRoute, HTTPRoute(isvc))
+	if err := errors.Join(poolErr, routeErr); err != nil {
+		return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
+			Status: metav1.ConditionFalse, Reason: status.Reason(err), Message: status.Truncate(err.Error(), status.ConditionMessageLimit)}}, err
+	}
+	// A pool or route read as absent was created just now: no Gateway has spoken of it yet.
+	if pool.UID == "" {
+		pool = nil
+	}
+	if route.UID == "" {
+		route = nil
+	}
+	return gatewayOutcome{condition: gatewayCondition(isvc, route, pool)}, nil
+}
+
+// removeGateway deletes the InferencePool and the HTTPRoute of an InferenceService whose
+// spec.gateway is gone, both in the same reconcile, if the InferenceService controls them.
+//
+// Note: a kind this process already watches costs a cache read, nothing more. A kind it has not
+// looked up yet (after a restart) is looked up only for an InferenceService that has a
+// GatewayReady condition, the trace spec.gateway leaves until its objects are gone: every other
+// InferenceService costs no discovery request and starts no watch of HTTPRoutes.
+func (r *Reconciler) removeGateway(ctx context.Context, isvc *inferencev1alpha1.InferenceService) error {
+	hadGateway := meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionGatewayReady) != nil
+	var errs []error
+	for _, k := range []*optionalKind{r.gateway.pool, r.gateway.route} {
+		served := k.Known()
+		if !served && hadGateway {
+			var err error
+			if served, err = k.Served(r.gateway.mapper, false); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if served {
+			errs = append(errs, r.deleteOwned(ctx, isvc, k.gvk))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// deleteOwned deletes the object of kind gvk named like isvc when isvc controls it.
+func (r *Reconciler) deleteOwned(ctx context.Context, isvc *inferencev1alpha1.InferenceService, gvk schema.GroupVersionKind) error {
+	o, err := r.Client.Scheme().New(gvk)
+	if err != nil {
+		return err
+	}
+	obj := o.(client.Object)
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(isvc), obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(obj, isvc) {
+		return nil
+	}
+	uid := obj.GetUID()
+	if err := r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %s %s: %w", gvk.Kind, obj.GetName(), err)
+	}
+	return nil
+}
+
+// extractInferencePool is what fieldManager owns of pool, as ExtractHTTPRoute is for routes.
+//
+// Note: the Gateway API Inference Extension ships apply configurations without an Extract
+// function (they are generated without the OpenAPI schema), so this extracts against the
+// deduced schema: maps field by field, lists whole. That is exact for every field the operator
+// applies: labels and matchLabels are maps, targetPorts is an atomic list in the CRD, and
+// ownerReferences hold only the operator's own entry.
+func extractInferencePool(pool *inferencepoolv1.InferencePool, fieldManager string) (*inferencepoolv1ac.InferencePoolApplyConfiguration, error) {
+	b := &inferencepoolv1ac.InferencePoolApplyConfiguration{}
+	if err := managedfields.ExtractInto(pool, typed.DeducedParseableType, fieldManager, b, ""); err != nil {
+		return nil, err
+	}
+	b.WithName(pool.Name).WithNamespace(pool.Namespace).
+		WithKind(InferencePoolKind.Kind).WithAPIVersion(InferencePoolKind.GroupVersion().String())
+	return b, nil
+}
