@@ -68,7 +68,7 @@ var _ = Describe("Helm install", Ordered, func() {
 		GinkgoWriter.Printf("helm install took %s\n%s", time.Since(start), out)
 
 		By("the CRDs are established")
-		for _, name := range []string{"inferenceservices.inference.llmkube.dev", "modelrouters.inference.llmkube.dev"} {
+		for _, name := range []string{"inferenceservices.inference.llmkube.dev", "modelrouters.inference.llmkube.dev", "models.inference.llmkube.dev"} {
 			Eventually(func(g Gomega) {
 				crd := &unstructured.Unstructured{}
 				crd.SetAPIVersion("apiextensions.k8s.io/v1")
