@@ -48,8 +48,32 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.InferenceServiceSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("InferenceServiceStatus"):
 		return &apiv1alpha1.InferenceServiceStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeGPUFields"):
+		return &apiv1alpha1.LLMKubeGPUFieldsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeHardwareFields"):
+		return &apiv1alpha1.LLMKubeHardwareFieldsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeInferenceServiceFields"):
+		return &apiv1alpha1.LLMKubeInferenceServiceFieldsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeModelFields"):
+		return &apiv1alpha1.LLMKubeModelFieldsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeResourceFields"):
+		return &apiv1alpha1.LLMKubeResourceFieldsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LocalObjectReference"):
 		return &apiv1alpha1.LocalObjectReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Model"):
+		return &apiv1alpha1.ModelApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ModelCacheSpec"):
+		return &apiv1alpha1.ModelCacheSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ModelGPU"):
+		return &apiv1alpha1.ModelGPUApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ModelHardware"):
+		return &apiv1alpha1.ModelHardwareApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ModelKindSpec"):
+		return &apiv1alpha1.ModelKindSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ModelKindStatus"):
+		return &apiv1alpha1.ModelKindStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ModelResources"):
+		return &apiv1alpha1.ModelResourcesApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ModelRouter"):
 		return &apiv1alpha1.ModelRouterApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ModelRouterSpec"):
@@ -68,6 +92,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.RolloutPolicyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RoutingRule"):
 		return &apiv1alpha1.RoutingRuleApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("SecretKeyReference"):
+		return &apiv1alpha1.SecretKeyReferenceApplyConfiguration{}
 
 	}
 	return nil

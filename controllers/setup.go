@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/llmkube/operator/controllers/inferenceservice"
+	"github.com/llmkube/operator/controllers/model"
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/rollout"
@@ -76,6 +77,9 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
 		CRDRecheck:            cfg.GatewayCRDRecheck,
 	}).SetupWithManager(mgr, opts); err != nil {
+		return err
+	}
+	if err := (&model.Reconciler{Client: mgr.GetClient(), Applier: applier}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
 	return (&modelrouter.Reconciler{

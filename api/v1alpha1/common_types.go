@@ -20,6 +20,9 @@ const (
 	ConditionResolvedRefs = "ResolvedRefs"
 	// ConditionRolloutDeferred is True while a pod-template change waits for idle runtimes.
 	ConditionRolloutDeferred = "RolloutDeferred"
+	// ConditionModelResolved is True when the Model an InferenceService names in spec.modelRef
+	// exists.
+	ConditionModelResolved = "ModelResolved"
 )
 
 // Phase is a one-word summary of an object's state for `kubectl get`; conditions carry the detail.

@@ -4,7 +4,7 @@ Copyright 2026 The LLMKube Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package v1alpha1 holds the inference.llmkube.dev/v1alpha1 API: InferenceService and ModelRouter.
+// Package v1alpha1 holds the inference.llmkube.dev/v1alpha1 API: InferenceService, Model and ModelRouter.
 // Types and markers only; everything named zz_generated.* and the applyconfig/ package are generated.
 //
 // +kubebuilder:object:generate=true

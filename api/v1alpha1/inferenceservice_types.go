@@ -28,6 +28,26 @@ const (
 
 // InferenceServiceSpec describes one model served by one inference runtime.
 //
+// +kubebuilder:validation:XValidation:rule="has(self.model) != has(self.modelRef)",message="exactly one of spec.model and spec.modelRef must be set: spec.model names the model inline, spec.modelRef names a Model in the same namespace"
+// +kubebuilder:validation:XValidation:rule="!has(self.contextSize)",message="spec.contextSize (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as -c 8192 for llama.cpp or --max-model-len 8192 for vLLM"
+// +kubebuilder:validation:XValidation:rule="!has(self.parallelSlots)",message="spec.parallelSlots (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --parallel 4"
+// +kubebuilder:validation:XValidation:rule="!has(self.flashAttention)",message="spec.flashAttention (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --flash-attn on"
+// +kubebuilder:validation:XValidation:rule="!has(self.jinja)",message="spec.jinja (LLMKube) is not supported: put the runtime's flag in spec.extraArgs: --jinja"
+// +kubebuilder:validation:XValidation:rule="!has(self.cacheTypeK)",message="spec.cacheTypeK (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --cache-type-k q8_0"
+// +kubebuilder:validation:XValidation:rule="!has(self.cacheTypeV)",message="spec.cacheTypeV (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --cache-type-v q8_0"
+// +kubebuilder:validation:XValidation:rule="!has(self.moeCPUOffload)",message="spec.moeCPUOffload (LLMKube) is not supported: put the runtime's flag in spec.extraArgs: --cpu-moe"
+// +kubebuilder:validation:XValidation:rule="!has(self.moeCPULayers)",message="spec.moeCPULayers (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --n-cpu-moe 8"
+// +kubebuilder:validation:XValidation:rule="!has(self.noKvOffload)",message="spec.noKvOffload (LLMKube) is not supported: put the runtime's flag in spec.extraArgs: --no-kv-offload"
+// +kubebuilder:validation:XValidation:rule="!has(self.tensorOverrides)",message="spec.tensorOverrides (LLMKube) is not supported: put the runtime's flags in spec.extraArgs, such as --override-tensor exps=CPU"
+// +kubebuilder:validation:XValidation:rule="!has(self.batchSize)",message="spec.batchSize (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --batch-size 2048"
+// +kubebuilder:validation:XValidation:rule="!has(self.uBatchSize)",message="spec.uBatchSize (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --ubatch-size 512"
+// +kubebuilder:validation:XValidation:rule="!has(self.command)",message="spec.command (LLMKube) is not supported: set spec.image, whose own entrypoint the operator then keeps, and spec.args"
+// +kubebuilder:validation:XValidation:rule="!has(self.probeOverrides)",message="spec.probeOverrides (LLMKube) is not supported: the operator probes the runtime's own health path, or the port for runtime generic"
+// +kubebuilder:validation:XValidation:rule="!has(self.personaPlexConfig)",message="spec.personaPlexConfig (LLMKube) is not supported: put the runtime's flags in spec.extraArgs and the token Secret in the Model's spec.sourceSecretRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.vllmConfig)",message="spec.vllmConfig (LLMKube) is not supported: put the runtime's flags in spec.extraArgs, such as --max-model-len 2048 --dtype float16, and the token Secret in the Model's spec.sourceSecretRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.tgiConfig)",message="spec.tgiConfig (LLMKube) is not supported: put the runtime's flags in spec.extraArgs, such as --max-input-tokens 2048, and the token Secret in the Model's spec.sourceSecretRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.priority)",message="spec.priority (LLMKube) is not supported: the operator sets no priority class; remove the field"
+// +kubebuilder:validation:XValidation:rule="!has(self.priorityClassName)",message="spec.priorityClassName (LLMKube) is not supported: the operator sets no priority class; remove the field"
 // +kubebuilder:validation:XValidation:rule="self.runtime != 'generic' || has(self.image)",message="spec.image is required when runtime is generic: the operator knows no default image for it"
 type InferenceServiceSpec struct {
 	// runtime is the inference server that loads and serves the model: llamacpp, vllm, tgi, sglang, personaplex or generic. The operator knows the default image, port, arguments and health check of each runtime except generic, which needs spec.image and usually spec.args. Defaults to llamacpp.
@@ -35,9 +55,23 @@ type InferenceServiceSpec struct {
 	// +kubebuilder:default=llamacpp
 	Runtime Runtime `json:"runtime,omitempty"`
 
-	// model says which model the runtime loads.
-	// +required
-	Model ModelSpec `json:"model"`
+	// model says which model the runtime loads, inline. Exactly one of model and modelRef is set.
+	// +optional
+	Model ModelSpec `json:"model,omitzero"`
+
+	// modelRef is the name of a Model in the same namespace that says which model the runtime loads, with its token Secret and hardware, as LLMKube's InferenceService names it. Exactly one of model and modelRef is set. While the Model does not exist, the ModelResolved condition is False, no Deployment is created and an existing one is left as it is. At most 253 characters.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ModelRef string `json:"modelRef,omitempty"`
+
+	// modelCache is the volume the runtime downloads the model into, mounted in the runtime container with the runtime's own cache variable (LLAMA_CACHE for llamacpp, HF_HOME for vllm, tgi, sglang and personaplex) pointing at it, so a restarted or added pod finds the weights already there. When unset: with modelRef, a Cached claim of the Model; with model, no cache volume.
+	// +optional
+	ModelCache *ModelCacheSpec `json:"modelCache,omitempty"`
+
+	// skipModelInit is LLMKube's switch for its download init container. The operator runs no such container: the runtime always downloads the model itself, into the cache volume. Accepted for compatibility; true and false both mean that.
+	// +optional
+	SkipModelInit *bool `json:"skipModelInit,omitempty"`
 
 	// image is the container image of the runtime, replacing the runtime's default image. When set, the operator no longer overrides the image's entrypoint. Required when runtime is generic. At most 1024 characters.
 	// +optional
@@ -140,6 +174,47 @@ type InferenceServiceSpec struct {
 	// gateway serves the model through Gateways that implement the Gateway API Inference Extension: the operator creates an InferencePool that selects the runtime pods and an HTTPRoute that attaches the pool to the Gateways, both named like the InferenceService. Removing gateway deletes both. When unset, no gateway objects exist.
 	// +optional
 	Gateway *GatewaySpec `json:"gateway,omitempty"`
+
+	// Maintainers: LLMKube's InferenceService fields the operator rejects (llmkube_types.go).
+
+	LLMKubeInferenceServiceFields `json:",inline"`
+}
+
+// ModelCachePersistence says how long a model cache lives.
+// +kubebuilder:validation:Enum=Cached;Ephemeral
+type ModelCachePersistence string
+
+const (
+	// ModelCacheCached is a PersistentVolumeClaim that outlives the pods.
+	ModelCacheCached ModelCachePersistence = "Cached"
+	// ModelCacheEphemeral is an emptyDir that lives as long as its pod.
+	ModelCacheEphemeral ModelCachePersistence = "Ephemeral"
+)
+
+// ModelCacheSpec is the volume the runtime downloads the model into.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.claimName) || (!has(self.persistence) && !has(self.size) && !has(self.storageClassName))",message="spec.modelCache.claimName names a claim you made: it excludes persistence, size and storageClassName"
+// +kubebuilder:validation:XValidation:rule="!has(self.persistence) || self.persistence != 'Ephemeral' || !has(self.storageClassName)",message="spec.modelCache.storageClassName needs persistence Cached: an Ephemeral cache is an emptyDir"
+type ModelCacheSpec struct {
+	// persistence is Cached, a PersistentVolumeClaim the operator applies that outlives the pods (with modelRef it belongs to the Model, so it outlives the InferenceService too and every InferenceService of that Model shares it; with model it belongs to the InferenceService), or Ephemeral, an emptyDir that lives as long as its pod. Defaults to Cached.
+	// +optional
+	Persistence *ModelCachePersistence `json:"persistence,omitempty"`
+
+	// claimName names a PersistentVolumeClaim you made, in the same namespace, to use as the cache instead of one the operator applies; use it for a ReadWriteMany claim shared by pods on several nodes. At most 253 characters.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	ClaimName *string `json:"claimName,omitempty"`
+
+	// size is the storage the Cached claim requests, or the size limit of the Ephemeral emptyDir. A claim can grow where its storage class allows expansion, never shrink. Defaults to 50Gi for a Cached claim and no limit for an emptyDir.
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+
+	// storageClassName is the storage class of the Cached claim. It cannot change once the claim exists. When unset, the cluster's default storage class.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	StorageClassName *string `json:"storageClassName,omitempty"`
 }
 
 // ModelSpec says which model the runtime loads.
@@ -172,6 +247,9 @@ type EndpointSpec struct {
 }
 
 // ResourceSpec is the compute a runtime container asks for.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.gpuMemory)",message="spec.resources.gpuMemory (LLMKube) is not supported: pick GPU nodes with spec.nodeSelector"
+// +kubebuilder:validation:XValidation:rule="!has(self.hostMemory)",message="spec.resources.hostMemory (LLMKube) is not supported: set spec.resources.memory"
 type ResourceSpec struct {
 	// gpu is the number of nvidia.com/gpu the container requests and is limited to. With one or more GPUs, the Deployment replaces pods with the Recreate strategy instead of a rolling update, since two copies of a model rarely fit on one node. Between 0 and 64; defaults to none.
 	// +optional
@@ -186,6 +264,10 @@ type ResourceSpec struct {
 	// memory is the memory the container requests and is limited to, as a quantity such as 16Gi.
 	// +optional
 	Memory *resource.Quantity `json:"memory,omitempty"`
+
+	// Maintainers: LLMKube's resources fields the operator rejects (llmkube_types.go).
+
+	LLMKubeResourceFields `json:",inline"`
 }
 
 // AutoscalingSpec configures the HorizontalPodAutoscaler of an InferenceService.
@@ -236,7 +318,7 @@ type RolloutPolicy struct {
 
 // InferenceServiceStatus is the state of an InferenceService as the operator last observed it.
 type InferenceServiceStatus struct {
-	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Degraded (the operator could not apply the desired state; the message quotes the API server), RolloutDeferred (a change waits for idle pods) and GatewayReady (with spec.gateway: whether every Gateway accepted the route and the pool).
+	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Degraded (the operator could not apply the desired state; the message quotes the API server and says what to do), RolloutDeferred (a change waits for idle pods), GatewayReady (with spec.gateway: whether every Gateway accepted the route and the pool) and ModelResolved (with modelRef: whether the Model exists).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -195,7 +195,25 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: autoscaling
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.AutoscalingSpec
+    - name: batchSize
+      type:
+        scalar: numeric
+    - name: cacheTypeK
+      type:
+        scalar: string
+    - name: cacheTypeV
+      type:
+        scalar: string
+    - name: command
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
     - name: containerPort
+      type:
+        scalar: numeric
+    - name: contextSize
       type:
         scalar: numeric
     - name: disruption
@@ -218,6 +236,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: atomic
+    - name: flashAttention
+      type:
+        scalar: boolean
     - name: gateway
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.GatewaySpec
@@ -232,14 +253,38 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - name
+    - name: jinja
+      type:
+        scalar: boolean
     - name: model
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.ModelSpec
+    - name: modelCache
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.ModelCacheSpec
+    - name: modelRef
+      type:
+        scalar: string
+    - name: moeCPULayers
+      type:
+        scalar: numeric
+    - name: moeCPUOffload
+      type:
+        scalar: boolean
+    - name: noKvOffload
+      type:
+        scalar: boolean
     - name: nodeSelector
       type:
         map:
           elementType:
             scalar: string
+    - name: parallelSlots
+      type:
+        scalar: numeric
+    - name: personaPlexConfig
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
     - name: podAnnotations
       type:
         map:
@@ -253,6 +298,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: podSecurityContext
       type:
         namedType: io.k8s.api.core.v1.PodSecurityContext
+    - name: priority
+      type:
+        scalar: string
+    - name: priorityClassName
+      type:
+        scalar: string
+    - name: probeOverrides
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
     - name: replicas
       type:
         scalar: numeric
@@ -272,12 +326,30 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: securityContext
       type:
         namedType: io.k8s.api.core.v1.SecurityContext
+    - name: skipModelInit
+      type:
+        scalar: boolean
+    - name: tensorOverrides
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: tgiConfig
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
     - name: tolerations
       type:
         list:
           elementType:
             namedType: io.k8s.api.core.v1.Toleration
           elementRelationship: atomic
+    - name: uBatchSize
+      type:
+        scalar: numeric
+    - name: vllmConfig
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
 - name: com.github.llmkube.operator.api.v1alpha1.InferenceServiceStatus
   map:
     fields:
@@ -312,6 +384,138 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: name
       type:
         scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.Model
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+    - name: spec
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.ModelKindSpec
+    - name: status
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.ModelKindStatus
+- name: com.github.llmkube.operator.api.v1alpha1.ModelCachePersistence
+  scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.ModelCacheSpec
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+    - name: persistence
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.ModelCachePersistence
+    - name: size
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: storageClassName
+      type:
+        scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.ModelFormat
+  scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.ModelGPU
+  map:
+    fields:
+    - name: count
+      type:
+        scalar: numeric
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: layers
+      type:
+        scalar: numeric
+    - name: memory
+      type:
+        scalar: string
+    - name: resourceName
+      type:
+        scalar: string
+    - name: sharding
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+    - name: vendor
+      type:
+        scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.ModelHardware
+  map:
+    fields:
+    - name: accelerator
+      type:
+        scalar: string
+    - name: gpu
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.ModelGPU
+    - name: memoryBudget
+      type:
+        scalar: string
+    - name: memoryFraction
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+- name: com.github.llmkube.operator.api.v1alpha1.ModelKindSpec
+  map:
+    fields:
+    - name: files
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: format
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.ModelFormat
+    - name: hardware
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.ModelHardware
+    - name: quantization
+      type:
+        scalar: string
+    - name: resources
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.ModelResources
+    - name: sha256
+      type:
+        scalar: string
+    - name: source
+      type:
+        scalar: string
+    - name: sourceSecretRef
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.SecretKeyReference
+- name: com.github.llmkube.operator.api.v1alpha1.ModelKindStatus
+  map:
+    fields:
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: observedGeneration
+      type:
+        scalar: numeric
+    - name: phase
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.Phase
+- name: com.github.llmkube.operator.api.v1alpha1.ModelResources
+  map:
+    fields:
+    - name: cpu
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: memory
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
 - name: com.github.llmkube.operator.api.v1alpha1.ModelRouter
   map:
     fields:
@@ -456,6 +660,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: gpu
       type:
         scalar: numeric
+    - name: gpuMemory
+      type:
+        scalar: string
+    - name: hostMemory
+      type:
+        scalar: string
     - name: memory
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
@@ -494,6 +704,15 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.Runtime
   scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.SecretKeyReference
+  map:
+    fields:
+    - name: key
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.ServiceType
   scalar: string
 - name: io.k8s.api.autoscaling.v2.ContainerResourceMetricSource
@@ -903,6 +1122,16 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: runAsUserName
       type:
         scalar: string
+- name: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+  scalar: untyped
+  list:
+    elementType:
+      namedType: __untyped_atomic_
+    elementRelationship: atomic
+  map:
+    elementType:
+      namedType: __untyped_deduced_
+    elementRelationship: separable
 - name: io.k8s.apimachinery.pkg.api.resource.Quantity
   scalar: untyped
   list:

@@ -44,7 +44,7 @@ const (
 	ContainerName = "model-server"
 	// PortName names the serving port in the container, probes and Service.
 	PortName = "http"
-	// GPUResource is the extended resource a gpu count becomes.
+	// GPUResource is the extended resource a gpu count becomes, unless the Model names another.
 	GPUResource corev1.ResourceName = "nvidia.com/gpu"
 )
 
@@ -60,6 +60,8 @@ type Inputs struct {
 	KeepStartupProtection bool
 	// Replicas to apply; nil leaves spec.replicas to whoever else owns it (the autoscaler).
 	Replicas *int32
+	// Model is the Model that spec.modelRef names, as resolved; nil with an inline spec.model.
+	Model *inferencev1alpha1.Model
 }
 
 // SelectorLabels are the Deployment's and the Service's selector: exactly these two keys, never a
@@ -117,6 +119,9 @@ func ownerReference(isvc *inferencev1alpha1.InferenceService) *metav1ac.OwnerRef
 
 // Deployment is the runtime Deployment the operator wants for isvc.
 func Deployment(isvc *inferencev1alpha1.InferenceService, in Inputs) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	if in.Model != nil {
+		isvc = withModel(isvc, in.Model)
+	}
 	spec := &isvc.Spec
 	rt := runtimes.For(runtimeOf(isvc))
 	port := runtimes.ResolvedPort(spec)
@@ -138,7 +143,7 @@ func Deployment(isvc *inferencev1alpha1.InferenceService, in Inputs) (*appsv1ac.
 		}
 		container.WithEnv(env)
 	}
-	if r := resources(spec.Resources); r != nil {
+	if r := resources(spec.Resources, gpuResourceName(in.Model)); r != nil {
 		container.WithResources(r)
 	}
 	addProbes(container, rt)
@@ -150,7 +155,12 @@ func Deployment(isvc *inferencev1alpha1.InferenceService, in Inputs) (*appsv1ac.
 		container.WithSecurityContext(sc)
 	}
 
+	cache := addModel(container, isvc, in.Model, rt)
+
 	podSpec := corev1ac.PodSpec().WithContainers(container)
+	if cache != nil {
+		podSpec.WithVolumes(cache)
+	}
 	if spec.PodSecurityContext != nil {
 		psc := &corev1ac.PodSecurityContextApplyConfiguration{}
 		if err := convert(spec.PodSecurityContext, psc); err != nil {
@@ -246,7 +256,7 @@ func gpus(spec *inferencev1alpha1.InferenceServiceSpec) int32 {
 
 // resources returns nil when the spec asks for nothing, so the apply never claims an empty
 // resources struct.
-func resources(r *inferencev1alpha1.ResourceSpec) *corev1ac.ResourceRequirementsApplyConfiguration {
+func resources(r *inferencev1alpha1.ResourceSpec, gpu corev1.ResourceName) *corev1ac.ResourceRequirementsApplyConfiguration {
 	if r == nil {
 		return nil
 	}
@@ -259,7 +269,7 @@ func resources(r *inferencev1alpha1.ResourceSpec) *corev1ac.ResourceRequirements
 		limits[corev1.ResourceMemory] = *r.Memory
 	}
 	if g := ptr.Deref(r.GPU, 0); g > 0 {
-		limits[GPUResource] = *resource.NewQuantity(int64(g), resource.DecimalSI)
+		limits[gpu] = *resource.NewQuantity(int64(g), resource.DecimalSI)
 	}
 	if len(requests) == 0 && len(limits) == 0 {
 		return nil

@@ -68,14 +68,18 @@ type Reconciler struct {
 	refused *retry.Refused
 }
 
-// SetupWithManager watches InferenceServices and the objects they own.
+// SetupWithManager watches InferenceServices, the objects they own, and the Models they name.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	r.refused = retry.NewRefused()
-	c, err := ctrl.NewControllerManagedBy(mgr).
+	b, err := watchModels(mgr, ctrl.NewControllerManagedBy(mgr).
 		For(&inferencev1alpha1.InferenceService{}, builder.WithPredicates(status.SpecOrMetadataChanged)).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
-		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}))
+	if err != nil {
+		return err
+	}
+	c, err := b.
 		WithOptions(opts).
 		Named("inferenceservice").
 		Build(r)
@@ -100,14 +104,27 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // garbage collection removes what it owns
 	}
 
+	model, modelMissing, err := r.modelOf(ctx, isvc)
+	if err != nil {
+		return ctrl.Result{}, ownership.Fail("Model", client.ObjectKey{Namespace: isvc.Namespace, Name: isvc.Spec.ModelRef}, ownership.StepRead, err)
+	}
 	live, err := r.liveDeployment(ctx, isvc)
 	if err != nil {
 		return ctrl.Result{}, ownership.Fail("Deployment", req.NamespacedName, ownership.StepRead, err)
 	}
 	// Each object converges on its own: a failure of one is reported and never stops the others.
-	applied, deferred, failures := r.reconcileDeployment(ctx, isvc, live)
-	if applied != nil {
-		live = applied
+	var failures []error
+	if err := r.reconcileModelCache(ctx, isvc, model); err != nil {
+		failures = append(failures, err)
+	}
+	var deferred *rollout.Decision
+	// Without its Model there is nothing to run: no new Deployment, an existing one stays as is.
+	if !modelMissing {
+		applied, d, fs := r.reconcileDeployment(ctx, isvc, live, model)
+		deferred, failures = d, append(failures, fs...)
+		if applied != nil {
+			live = applied
+		}
 	}
 	if err := r.reconcileService(ctx, isvc); err != nil {
 		failures = append(failures, err)
@@ -120,7 +137,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		failures = append(failures, err)
 	}
 	status.ReportFailure(r.Recorder, isvc, isvc.Status.Conditions, isvc.Generation, failures)
-	if err := r.reconcileStatus(ctx, isvc, live, failures, deferred, gateway.condition); err != nil {
+	if err := r.reconcileStatus(ctx, isvc, live, failures, deferred, gateway.condition, modelMissing); err != nil {
 		return ctrl.Result{}, err
 	}
 	res, err := r.refused.Result(req, failures)
@@ -176,7 +193,7 @@ func (r *Reconciler) replicas(isvc *inferencev1alpha1.InferenceService, live *ap
 //
 // Note: a failure of the rollout gate (reading EndpointSlices, say) holds the pod template back as
 // a deferral would, and everything else of the Deployment is still applied.
-func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) (*appsv1.Deployment, *rollout.Decision, []error) {
+func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, model *inferencev1alpha1.Model) (*appsv1.Deployment, *rollout.Decision, []error) {
 	key := client.ObjectKeyFromObject(isvc)
 	fail := func(step ownership.Step, err error) []error {
 		return []error{ownership.Fail("Deployment", key, step, err)}
@@ -186,6 +203,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1a
 		return nil, nil, fail(ownership.StepExtract, err)
 	}
 	in := Inputs{
+		Model:                 model,
 		EmitScrapeAnnotations: r.EmitScrapeAnnotations,
 		Ready:                 live != nil && live.Status.ReadyReplicas > 0,
 		Replicas:              replicas,

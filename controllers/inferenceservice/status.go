@@ -132,9 +132,10 @@ func owns(t string) bool {
 
 // reconcileStatus applies the status when the owned status differs from the wanted one, and not
 // again while the cache lags behind this process's last write of it (status.Writes).
-func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition) error {
+func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition, modelMissing bool) error {
 	key := client.ObjectKeyFromObject(isvc)
 	desired := Status(isvc, live, failures, deferred, gateway)
+	withModelStatus(desired, isvc, modelMissing, live != nil)
 	pending, fp, err := r.statusWrites.Pending(key, isvc.ResourceVersion, desired)
 	if err != nil || pending {
 		return err

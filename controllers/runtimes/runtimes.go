@@ -29,6 +29,9 @@ type Runtime struct {
 	InFlightMetric string
 	// Command overrides the image's entrypoint, for images that have none of use.
 	Command []string
+	// CacheEnv is the environment variable that moves the runtime's own download cache, pointed
+	// at the model cache volume; empty when the operator knows none (generic).
+	CacheEnv string
 	// args builds the arguments that load source and listen on port.
 	args func(m model, port int32) []string
 }
@@ -37,6 +40,7 @@ var known = map[inferencev1alpha1.Runtime]Runtime{
 	inferencev1alpha1.RuntimeLlamaCPP: {
 		Image: "ghcr.io/ggml-org/llama.cpp:server", Port: 8080, HealthPath: "/health",
 		InFlightMetric: "llamacpp:requests_processing",
+		CacheEnv:       "LLAMA_CACHE",
 		args: func(m model, port int32) []string {
 			a := []string{"--host", "0.0.0.0", "--port", itoa(port), "--metrics"}
 			switch {
@@ -54,6 +58,7 @@ var known = map[inferencev1alpha1.Runtime]Runtime{
 	inferencev1alpha1.RuntimeVLLM: {
 		Image: "vllm/vllm-openai:latest", Port: 8000, HealthPath: "/health",
 		InFlightMetric: "vllm:num_requests_running",
+		CacheEnv:       "HF_HOME",
 		args: func(m model, port int32) []string {
 			return []string{"--model", m.ref(), "--host", "0.0.0.0", "--port", itoa(port)}
 		},
@@ -61,6 +66,7 @@ var known = map[inferencev1alpha1.Runtime]Runtime{
 	inferencev1alpha1.RuntimeTGI: {
 		Image: "ghcr.io/huggingface/text-generation-inference:latest", Port: 80, HealthPath: "/health",
 		InFlightMetric: "tgi_batch_current_size",
+		CacheEnv:       "HF_HOME",
 		args: func(m model, port int32) []string {
 			return []string{"--model-id", m.ref(), "--hostname", "0.0.0.0", "--port", itoa(port)}
 		},
@@ -69,12 +75,14 @@ var known = map[inferencev1alpha1.Runtime]Runtime{
 		Image: "lmsysorg/sglang:latest", Port: 30000, HealthPath: "/health",
 		InFlightMetric: "sglang:num_running_reqs",
 		Command:        []string{"python3", "-m", "sglang.launch_server"},
+		CacheEnv:       "HF_HOME",
 		args: func(m model, port int32) []string {
 			return []string{"--model-path", m.ref(), "--host", "0.0.0.0", "--port", itoa(port), "--enable-metrics"}
 		},
 	},
 	inferencev1alpha1.RuntimePersonaPlex: {
 		Image: "ghcr.io/llmkube/personaplex:latest", Port: 8998, HealthPath: "/health",
+		CacheEnv: "HF_HOME",
 		args: func(m model, port int32) []string {
 			return []string{"--model", m.ref(), "--host", "0.0.0.0", "--port", itoa(port)}
 		},

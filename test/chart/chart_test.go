@@ -86,7 +86,7 @@ func TestExampleValuesRender(t *testing.T) {
 				crb.Subjects[0].Name != "llmkube" || crb.Subjects[0].Namespace != ns {
 				t.Errorf("ClusterRoleBinding does not bind the chart's ServiceAccount: %+v %+v", crb.RoleRef, crb.Subjects)
 			}
-			for _, crd := range []string{"inferenceservices.inference.llmkube.dev", "modelrouters.inference.llmkube.dev"} {
+			for _, crd := range []string{"inferenceservices.inference.llmkube.dev", "modelrouters.inference.llmkube.dev", "models.inference.llmkube.dev"} {
 				if helmtool.Find(objs, "CustomResourceDefinition", crd) == nil {
 					t.Errorf("CRD %s not installed by the chart", crd)
 				}

@@ -9,6 +9,7 @@ package envtest_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -86,6 +87,15 @@ var _ = Describe("Admission", func() {
 		Entry("minReplicas equal to maxReplicas", "InferenceService", isvcSpec(func(s map[string]any) {
 			s["autoscaling"] = map[string]any{"minReplicas": 2, "maxReplicas": 2}
 		})),
+		Entry("a modelRef instead of a model", "InferenceService", map[string]any{"modelRef": "llama"}),
+		Entry("a modelRef with every cache setting", "InferenceService", map[string]any{"modelRef": "llama",
+			"modelCache": map[string]any{"persistence": "Cached", "size": "100Gi", "storageClassName": "fast"}, "skipModelInit": true}),
+		Entry("a Model as LLMKube's vLLM sample writes it", "Model", map[string]any{"source": "TinyLlama/TinyLlama-1.1B-Chat-v1.0", "format": "safetensors",
+			"hardware": map[string]any{"accelerator": "cuda", "gpu": map[string]any{"enabled": true, "count": 1, "vendor": "nvidia"}}}),
+		Entry("a Model with every supported field", "Model", map[string]any{"source": "hf://org/repo-GGUF", "format": "gguf", "quantization": "Q4_K_M",
+			"files": []any{"m-Q4_K_M.gguf"}, "sourceSecretRef": map[string]any{"name": "hf", "key": "token"},
+			"hardware":  map[string]any{"gpu": map[string]any{"count": 2, "vendor": "amd", "resourceName": "amd.com/gpu"}},
+			"resources": map[string]any{"cpu": "2", "memory": "8Gi"}}),
 		Entry("generic with an image", "InferenceService", isvcSpec(func(s map[string]any) { s["runtime"] = "generic"; s["image"] = "example.com/srv:1" })),
 		Entry("a router with an external backend", "ModelRouter", routerSpec(func(s map[string]any) {
 			s["backends"] = []any{map[string]any{"name": "oai", "external": map[string]any{"provider": "openai", "url": "https://api.openai.com/v1"}}}
@@ -160,7 +170,33 @@ var _ = Describe("Admission", func() {
 			"spec.model.source must be a Hugging Face repo id"),
 		Entry("an empty model source", "InferenceService", isvcSpec(func(s map[string]any) { s["model"] = map[string]any{"source": ""} }),
 			"spec.model.source in body should be at least 1 chars long"),
-		Entry("a missing model", "InferenceService", map[string]any{"replicas": 1}, "spec.model: Required value"),
+		Entry("a missing model", "InferenceService", map[string]any{"replicas": 1}, "exactly one of spec.model and spec.modelRef must be set"),
+		Entry("both model and modelRef", "InferenceService", isvcSpec(func(s map[string]any) { s["modelRef"] = "m" }),
+			"exactly one of spec.model and spec.modelRef must be set"),
+		Entry("LLMKube's contextSize", "InferenceService", isvcSpec(func(s map[string]any) { s["contextSize"] = 8192 }),
+			"spec.contextSize (LLMKube) is not supported: put the runtime's flag in spec.extraArgs"),
+		Entry("LLMKube's vllmConfig", "InferenceService", isvcSpec(func(s map[string]any) { s["vllmConfig"] = map[string]any{"maxModelLen": 2048} }),
+			"spec.vllmConfig (LLMKube) is not supported"),
+		Entry("LLMKube's priorityClassName", "InferenceService", isvcSpec(func(s map[string]any) { s["priorityClassName"] = "high" }),
+			"spec.priorityClassName (LLMKube) is not supported"),
+		Entry("LLMKube's resources.gpuMemory", "InferenceService", isvcSpec(func(s map[string]any) { s["resources"] = map[string]any{"gpu": 1, "gpuMemory": "8Gi"} }),
+			"spec.resources.gpuMemory (LLMKube) is not supported"),
+		Entry("a cache claimName with a storage class", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["modelCache"] = map[string]any{"claimName": "mine", "storageClassName": "fast"}
+		}), "spec.modelCache.claimName names a claim you made"),
+		Entry("an unknown cache persistence", "InferenceService", isvcSpec(func(s map[string]any) { s["modelCache"] = map[string]any{"persistence": "Forever"} }),
+			`spec.modelCache.persistence: Unsupported value: "Forever"`),
+		Entry("a Model without a source", "Model", map[string]any{"format": "gguf"}, "spec.source: Required value"),
+		Entry("a Model with an http source", "Model", map[string]any{"source": "http://example.com/m.gguf"}, "spec.source must be a Hugging Face repo id"),
+		Entry("a Model in LLMKube's mlx format", "Model", map[string]any{"source": "org/m", "format": "mlx"}, `spec.format: Unsupported value: "mlx"`),
+		Entry("LLMKube's hardware.gpu.layers", "Model", map[string]any{"source": "org/m", "hardware": map[string]any{"gpu": map[string]any{"enabled": true, "layers": -1}}},
+			"spec.hardware.gpu.layers (LLMKube) is not supported"),
+		Entry("LLMKube's hardware.gpu.memory", "Model", map[string]any{"source": "org/m", "hardware": map[string]any{"gpu": map[string]any{"memory": "8Gi"}}},
+			"spec.hardware.gpu.memory (LLMKube) is not supported"),
+		Entry("LLMKube's sha256", "Model", map[string]any{"source": "org/m", "sha256": strings.Repeat("a", 64)},
+			"spec.sha256 (LLMKube) is not supported"),
+		Entry("LLMKube's hardware.memoryBudget", "Model", map[string]any{"source": "org/m", "hardware": map[string]any{"memoryBudget": "24Gi"}},
+			"spec.hardware.memoryBudget (LLMKube) is not supported"),
 		Entry("more than 64 GPUs", "InferenceService", isvcSpec(func(s map[string]any) { s["resources"] = map[string]any{"gpu": 65} }),
 			"spec.resources.gpu in body should be less than or equal to 64"),
 		Entry("a router port of 70000", "ModelRouter", routerSpec(func(s map[string]any) { s["endpoint"] = map[string]any{"port": 70000} }),

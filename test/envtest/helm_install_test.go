@@ -69,7 +69,7 @@ var _ = Describe("Helm install", Ordered, func() {
 		GinkgoWriter.Printf("helm install took %s\n%s", time.Since(start), out)
 
 		By("the CRDs are established")
-		for _, name := range []string{"inferenceservices.inference.llmkube.dev", "modelrouters.inference.llmkube.dev"} {
+		for _, name := range []string{"inferenceservices.inference.llmkube.dev", "modelrouters.inference.llmkube.dev", "models.inference.llmkube.dev"} {
 			Eventually(func(g Gomega) {
 				crd := &unstructured.Unstructured{}
 				crd.SetAPIVersion("apiextensions.k8s.io/v1")
@@ -159,6 +159,23 @@ var _ = Describe("Helm install", Ordered, func() {
 			g.Expect(admin.Get(suiteCtx, proxyName, &rbacv1.RoleBinding{})).To(Succeed())
 			g.Expect(admin.Get(suiteCtx, proxyName, &corev1.ServiceAccount{})).To(Succeed())
 		}).WithTimeout(30*time.Second).Should(Succeed(), "the operator, with only the chart's RBAC, did not create the proxy's Role")
+
+		By("the Model samples are reconciled too: the Model's status, its cache claim, the Deployment")
+		for _, f := range []string{"inference_v1alpha1_model.yaml", "inference_v1alpha1_inferenceservice_modelref.yaml"} {
+			data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "samples", f))
+			Expect(err).NotTo(HaveOccurred())
+			u := &unstructured.Unstructured{}
+			Expect(yaml.Unmarshal(data, &u.Object)).To(Succeed())
+			u.SetNamespace(ns.Name)
+			Expect(admin.Create(suiteCtx, u)).To(Succeed(), f)
+		}
+		Eventually(func(g Gomega) {
+			m := &inferencev1alpha1.Model{}
+			g.Expect(admin.Get(suiteCtx, types.NamespacedName{Namespace: ns.Name, Name: "qwen-0-5b"}, m)).To(Succeed())
+			g.Expect(m.Status.Phase).To(Equal(inferencev1alpha1.PhaseReady))
+			g.Expect(admin.Get(suiteCtx, types.NamespacedName{Namespace: ns.Name, Name: "qwen-0-5b-model-cache"}, &corev1.PersistentVolumeClaim{})).To(Succeed())
+			g.Expect(admin.Get(suiteCtx, types.NamespacedName{Namespace: ns.Name, Name: "qwen"}, &appsv1.Deployment{})).To(Succeed())
+		}).WithTimeout(30*time.Second).Should(Succeed(), "the operator, with only the chart's RBAC, did not reconcile the Model samples")
 
 		By("no apply was rejected")
 		events := &eventsv1.EventList{}

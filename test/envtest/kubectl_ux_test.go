@@ -65,6 +65,7 @@ var _ = Describe("What kubectl shows", func() {
 	}{
 		{"isvc", "inferenceservices.inference.llmkube.dev", reflect.TypeFor[inferencev1alpha1.InferenceService]()},
 		{"mr", "modelrouters.inference.llmkube.dev", reflect.TypeFor[inferencev1alpha1.ModelRouter]()},
+		{"mdl", "models.inference.llmkube.dev", reflect.TypeFor[inferencev1alpha1.Model]()},
 	} {
 		It("documents every field of "+kind.resource+" for users: a description, no maintainer note, no line broken inside a sentence", func() {
 			out, err := kubectl("", "get", "crd", kind.crd, "-o", "jsonpath={.spec.versions[0].schema.openAPIV3Schema}")

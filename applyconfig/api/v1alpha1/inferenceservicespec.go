@@ -11,6 +11,7 @@ package v1alpha1
 import (
 	apiv1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	v1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 // InferenceServiceSpecApplyConfiguration represents a declarative configuration of the InferenceServiceSpec type for use
@@ -20,8 +21,14 @@ import (
 type InferenceServiceSpecApplyConfiguration struct {
 	// runtime is the inference server that loads and serves the model: llamacpp, vllm, tgi, sglang, personaplex or generic. The operator knows the default image, port, arguments and health check of each runtime except generic, which needs spec.image and usually spec.args. Defaults to llamacpp.
 	Runtime *apiv1alpha1.Runtime `json:"runtime,omitempty"`
-	// model says which model the runtime loads.
+	// model says which model the runtime loads, inline. Exactly one of model and modelRef is set.
 	Model *ModelSpecApplyConfiguration `json:"model,omitempty"`
+	// modelRef is the name of a Model in the same namespace that says which model the runtime loads, with its token Secret and hardware, as LLMKube's InferenceService names it. Exactly one of model and modelRef is set. While the Model does not exist, the ModelResolved condition is False, no Deployment is created and an existing one is left as it is. At most 253 characters.
+	ModelRef *string `json:"modelRef,omitempty"`
+	// modelCache is the volume the runtime downloads the model into, mounted in the runtime container with the runtime's own cache variable (LLAMA_CACHE for llamacpp, HF_HOME for vllm, tgi, sglang and personaplex) pointing at it, so a restarted or added pod finds the weights already there. When unset: with modelRef, a Cached claim of the Model; with model, no cache volume.
+	ModelCache *ModelCacheSpecApplyConfiguration `json:"modelCache,omitempty"`
+	// skipModelInit is LLMKube's switch for its download init container. The operator runs no such container: the runtime always downloads the model itself, into the cache volume. Accepted for compatibility; true and false both mean that.
+	SkipModelInit *bool `json:"skipModelInit,omitempty"`
 	// image is the container image of the runtime, replacing the runtime's default image. When set, the operator no longer overrides the image's entrypoint. Required when runtime is generic. At most 1024 characters.
 	Image *string `json:"image,omitempty"`
 	// args are the runtime's arguments, replacing the ones the operator builds from the model source and port. Use it when the runtime needs flags the operator does not know; extraArgs is appended after it. When unset, the operator builds the arguments. At most 256 items.
@@ -61,7 +68,8 @@ type InferenceServiceSpecApplyConfiguration struct {
 	// revisionHistoryLimit is how many old ReplicaSets the runtime Deployment keeps for a rollback. Defaults to the Deployment's default, 10.
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 	// gateway serves the model through Gateways that implement the Gateway API Inference Extension: the operator creates an InferencePool that selects the runtime pods and an HTTPRoute that attaches the pool to the Gateways, both named like the InferenceService. Removing gateway deletes both. When unset, no gateway objects exist.
-	Gateway *GatewaySpecApplyConfiguration `json:"gateway,omitempty"`
+	Gateway                                         *GatewaySpecApplyConfiguration `json:"gateway,omitempty"`
+	LLMKubeInferenceServiceFieldsApplyConfiguration `json:""`
 }
 
 // InferenceServiceSpecApplyConfiguration constructs a declarative configuration of the InferenceServiceSpec type for use with
@@ -83,6 +91,30 @@ func (b *InferenceServiceSpecApplyConfiguration) WithRuntime(value apiv1alpha1.R
 // If called multiple times, the Model field is set to the value of the last call.
 func (b *InferenceServiceSpecApplyConfiguration) WithModel(value *ModelSpecApplyConfiguration) *InferenceServiceSpecApplyConfiguration {
 	b.Model = value
+	return b
+}
+
+// WithModelRef sets the ModelRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ModelRef field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithModelRef(value string) *InferenceServiceSpecApplyConfiguration {
+	b.ModelRef = &value
+	return b
+}
+
+// WithModelCache sets the ModelCache field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ModelCache field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithModelCache(value *ModelCacheSpecApplyConfiguration) *InferenceServiceSpecApplyConfiguration {
+	b.ModelCache = value
+	return b
+}
+
+// WithSkipModelInit sets the SkipModelInit field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SkipModelInit field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithSkipModelInit(value bool) *InferenceServiceSpecApplyConfiguration {
+	b.SkipModelInit = &value
 	return b
 }
 
@@ -274,5 +306,161 @@ func (b *InferenceServiceSpecApplyConfiguration) WithRevisionHistoryLimit(value 
 // If called multiple times, the Gateway field is set to the value of the last call.
 func (b *InferenceServiceSpecApplyConfiguration) WithGateway(value *GatewaySpecApplyConfiguration) *InferenceServiceSpecApplyConfiguration {
 	b.Gateway = value
+	return b
+}
+
+// WithContextSize sets the ContextSize field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ContextSize field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithContextSize(value int64) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ContextSize = &value
+	return b
+}
+
+// WithParallelSlots sets the ParallelSlots field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ParallelSlots field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithParallelSlots(value int64) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ParallelSlots = &value
+	return b
+}
+
+// WithFlashAttention sets the FlashAttention field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FlashAttention field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithFlashAttention(value bool) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.FlashAttention = &value
+	return b
+}
+
+// WithJinja sets the Jinja field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Jinja field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithJinja(value bool) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.Jinja = &value
+	return b
+}
+
+// WithCacheTypeK sets the CacheTypeK field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CacheTypeK field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithCacheTypeK(value string) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.CacheTypeK = &value
+	return b
+}
+
+// WithCacheTypeV sets the CacheTypeV field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CacheTypeV field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithCacheTypeV(value string) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.CacheTypeV = &value
+	return b
+}
+
+// WithMoeCPUOffload sets the MoeCPUOffload field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MoeCPUOffload field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPUOffload(value bool) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.MoeCPUOffload = &value
+	return b
+}
+
+// WithMoeCPULayers sets the MoeCPULayers field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MoeCPULayers field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPULayers(value int64) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.MoeCPULayers = &value
+	return b
+}
+
+// WithNoKvOffload sets the NoKvOffload field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NoKvOffload field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithNoKvOffload(value bool) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.NoKvOffload = &value
+	return b
+}
+
+// WithTensorOverrides adds the given value to the TensorOverrides field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TensorOverrides field.
+func (b *InferenceServiceSpecApplyConfiguration) WithTensorOverrides(values ...string) *InferenceServiceSpecApplyConfiguration {
+	for i := range values {
+		b.LLMKubeInferenceServiceFieldsApplyConfiguration.TensorOverrides = append(b.LLMKubeInferenceServiceFieldsApplyConfiguration.TensorOverrides, values[i])
+	}
+	return b
+}
+
+// WithBatchSize sets the BatchSize field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BatchSize field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithBatchSize(value int64) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.BatchSize = &value
+	return b
+}
+
+// WithUBatchSize sets the UBatchSize field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the UBatchSize field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithUBatchSize(value int64) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.UBatchSize = &value
+	return b
+}
+
+// WithCommand adds the given value to the Command field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Command field.
+func (b *InferenceServiceSpecApplyConfiguration) WithCommand(values ...string) *InferenceServiceSpecApplyConfiguration {
+	for i := range values {
+		b.LLMKubeInferenceServiceFieldsApplyConfiguration.Command = append(b.LLMKubeInferenceServiceFieldsApplyConfiguration.Command, values[i])
+	}
+	return b
+}
+
+// WithProbeOverrides sets the ProbeOverrides field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ProbeOverrides field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithProbeOverrides(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ProbeOverrides = &value
+	return b
+}
+
+// WithPersonaPlexConfig sets the PersonaPlexConfig field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PersonaPlexConfig field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithPersonaPlexConfig(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.PersonaPlexConfig = &value
+	return b
+}
+
+// WithVLLMConfig sets the VLLMConfig field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the VLLMConfig field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithVLLMConfig(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.VLLMConfig = &value
+	return b
+}
+
+// WithTGIConfig sets the TGIConfig field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TGIConfig field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithTGIConfig(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.TGIConfig = &value
+	return b
+}
+
+// WithPriority sets the Priority field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Priority field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithPriority(value string) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.Priority = &value
+	return b
+}
+
+// WithPriorityClassName sets the PriorityClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PriorityClassName field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithPriorityClassName(value string) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.PriorityClassName = &value
 	return b
 }

@@ -18,7 +18,7 @@ import (
 //
 // InferenceServiceStatus is the state of an InferenceService as the operator last observed it.
 type InferenceServiceStatusApplyConfiguration struct {
-	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Degraded (the operator could not apply the desired state; the message quotes the API server), RolloutDeferred (a change waits for idle pods) and GatewayReady (with spec.gateway: whether every Gateway accepted the route and the pool).
+	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Degraded (the operator could not apply the desired state; the message quotes the API server and says what to do), RolloutDeferred (a change waits for idle pods), GatewayReady (with spec.gateway: whether every Gateway accepted the route and the pool) and ModelResolved (with modelRef: whether the Model exists).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 	// observedGeneration is the metadata.generation of the spec this status describes; when it is behind, the operator has not seen the latest change yet.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`

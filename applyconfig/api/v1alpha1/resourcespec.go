@@ -22,7 +22,8 @@ type ResourceSpecApplyConfiguration struct {
 	// cpu is the CPU the container requests, as a quantity such as 4 or 500m. No limit is set, so the container can use idle CPU.
 	CPU *resource.Quantity `json:"cpu,omitempty"`
 	// memory is the memory the container requests and is limited to, as a quantity such as 16Gi.
-	Memory *resource.Quantity `json:"memory,omitempty"`
+	Memory                                  *resource.Quantity `json:"memory,omitempty"`
+	LLMKubeResourceFieldsApplyConfiguration `json:""`
 }
 
 // ResourceSpecApplyConfiguration constructs a declarative configuration of the ResourceSpec type for use with
@@ -52,5 +53,21 @@ func (b *ResourceSpecApplyConfiguration) WithCPU(value resource.Quantity) *Resou
 // If called multiple times, the Memory field is set to the value of the last call.
 func (b *ResourceSpecApplyConfiguration) WithMemory(value resource.Quantity) *ResourceSpecApplyConfiguration {
 	b.Memory = &value
+	return b
+}
+
+// WithGPUMemory sets the GPUMemory field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the GPUMemory field is set to the value of the last call.
+func (b *ResourceSpecApplyConfiguration) WithGPUMemory(value string) *ResourceSpecApplyConfiguration {
+	b.LLMKubeResourceFieldsApplyConfiguration.GPUMemory = &value
+	return b
+}
+
+// WithHostMemory sets the HostMemory field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HostMemory field is set to the value of the last call.
+func (b *ResourceSpecApplyConfiguration) WithHostMemory(value string) *ResourceSpecApplyConfiguration {
+	b.LLMKubeResourceFieldsApplyConfiguration.HostMemory = &value
 	return b
 }

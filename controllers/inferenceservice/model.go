@@ -1,0 +1,135 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package inferenceservice
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/status"
+)
+
+// +kubebuilder:rbac:groups=inference.llmkube.dev,resources=models,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;patch
+
+// ModelRefIndex is the field index of InferenceServices by spec.modelRef, so a Model's change
+// finds every InferenceService that names it without listing them all.
+const ModelRefIndex = "spec.modelRef"
+
+// Reasons of the ModelResolved condition.
+const (
+	ReasonModelResolved = "Resolved"
+	ReasonModelNotFound = "ModelNotFound"
+)
+
+// watchModels indexes InferenceServices by spec.modelRef and makes a Model's spec change (or its
+// creation or deletion) reconcile every InferenceService that names it. Status writes of the Model
+// do not move its generation and so reconcile nothing.
+func watchModels(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
+	err := mgr.GetFieldIndexer().IndexField(context.Background(), &inferencev1alpha1.InferenceService{}, ModelRefIndex, func(o client.Object) []string {
+		if ref := o.(*inferencev1alpha1.InferenceService).Spec.ModelRef; ref != "" {
+			return []string{ref}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := mgr.GetClient()
+	return b.Watches(&inferencev1alpha1.Model{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		list := &inferencev1alpha1.InferenceServiceList{}
+		if err := c.List(ctx, list, client.InNamespace(o.GetNamespace()), client.MatchingFields{ModelRefIndex: o.GetName()}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing the InferenceServices of a Model", "model", o.GetName())
+			return nil
+		}
+		out := make([]reconcile.Request, 0, len(list.Items))
+		for i := range list.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+		return out
+	}), builder.WithPredicates(predicate.GenerationChangedPredicate{})), nil
+}
+
+// modelOf reads the Model isvc names. It returns nil, false for an inline spec.model, and nil,
+// true when the named Model does not exist.
+func (r *Reconciler) modelOf(ctx context.Context, isvc *inferencev1alpha1.InferenceService) (*inferencev1alpha1.Model, bool, error) {
+	if isvc.Spec.ModelRef == "" {
+		return nil, false, nil
+	}
+	m := &inferencev1alpha1.Model{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: isvc.Namespace, Name: isvc.Spec.ModelRef}, m)
+	if apierrors.IsNotFound(err) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return m, false, nil
+}
+
+// reconcileModelCache applies the cache claim isvc's spec.modelCache asks for, if any. A claim
+// field that cannot change (its storage class, a smaller size) is refused by the API server; the
+// error then says what to do, and becomes the Degraded condition without a retry loop.
+func (r *Reconciler) reconcileModelCache(ctx context.Context, isvc *inferencev1alpha1.InferenceService, m *inferencev1alpha1.Model) error {
+	desired := CacheClaim(isvc, m)
+	if desired == nil {
+		return nil
+	}
+	key := client.ObjectKey{Namespace: isvc.Namespace, Name: *desired.Name}
+	err := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, &corev1.PersistentVolumeClaim{}, corev1ac.ExtractPersistentVolumeClaim, desired)
+	if apierrors.IsInvalid(err) {
+		return fmt.Errorf("model cache claim %s: %w (a claim's storage class cannot change and its size can only grow where the storage class allows it: put spec.modelCache back as it was, or delete the claim so that the operator makes a new one and the model is downloaded again)", key.Name, err)
+	}
+	return err
+}
+
+// modelResolved is the ModelResolved condition for isvc, keeping its lastTransitionTime while its
+// status stays; nil for an inline spec.model, which has nothing to resolve.
+func modelResolved(isvc *inferencev1alpha1.InferenceService, missing bool) *metav1ac.ConditionApplyConfiguration {
+	if isvc.Spec.ModelRef == "" {
+		return nil
+	}
+	c := metav1.Condition{Type: inferencev1alpha1.ConditionModelResolved, Status: metav1.ConditionTrue, Reason: ReasonModelResolved,
+		Message: fmt.Sprintf("Model %s exists", isvc.Spec.ModelRef), ObservedGeneration: isvc.Generation}
+	if missing {
+		c.Status, c.Reason = metav1.ConditionFalse, ReasonModelNotFound
+		c.Message = fmt.Sprintf("Model %s does not exist in namespace %s: create it; until then no Deployment is created and an existing one is left as it is", isvc.Spec.ModelRef, isvc.Namespace)
+	}
+	conds := append([]metav1.Condition(nil), isvc.Status.Conditions...)
+	meta.SetStatusCondition(&conds, c)
+	return status.ConditionsToApply(conds, func(t string) bool { return t == c.Type })[0]
+}
+
+// withModelStatus adds the ModelResolved condition to the desired status; while the Model is
+// missing and there is no Deployment, the phase is Pending rather than Progressing, since nothing
+// is being rolled out.
+func withModelStatus(desired *acv1alpha1.InferenceServiceApplyConfiguration, isvc *inferencev1alpha1.InferenceService, missing, deploymentExists bool) {
+	c := modelResolved(isvc, missing)
+	if c == nil {
+		return
+	}
+	desired.Status.WithConditions(c)
+	if missing && !deploymentExists {
+		desired.Status.WithPhase(inferencev1alpha1.PhasePending)
+	}
+}
