@@ -16,8 +16,8 @@ import (
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
@@ -28,7 +28,8 @@ import (
 
 // Actions on one key.
 const (
-	// ActionTakeOver: the operator's apply owns the key from now on and keeps it.
+	// ActionTakeOver: the operator's apply owns the key from now on (from a record, from the
+	// desired state, or adopted) and keeps it.
 	ActionTakeOver = "take over"
 	// ActionPrune: the first apply deletes the key (the pods roll).
 	ActionPrune = "prune"
@@ -169,7 +170,6 @@ func outcome(c Candidate, manager string, legacy ownership.Legacy) (Outcome, []s
 	if err != nil {
 		return out, nil, err
 	}
-	taken := map[string][]string{"label": m.Labels, "annotation": m.Annotations}
 	for _, part := range []struct{ name, field string }{{"label", "labels"}, {"annotation", "annotations"}} {
 		before, _, _ := unstructured.NestedStringMap(migrated.Object, "spec", "template", "metadata", part.field)
 		now, _, _ := unstructured.NestedStringMap(after.Object, "spec", "template", "metadata", part.field)
@@ -206,11 +206,11 @@ func outcome(c Candidate, manager string, legacy ownership.Legacy) (Outcome, []s
 				key.Action = ActionAdd
 			case v != n:
 				key.Action = ActionChange
-			case ours && slices.Contains(taken[part.name], k):
+			case ours && managed.Owns(beforeIdx.Owners(path), manager):
+				key.Action = ActionOperator
+			case ours:
 				key.Action = ActionTakeOver
 				out.TakenOver = append(out.TakenOver, id)
-			case ours:
-				key.Action = ActionOperator
 			case len(key.Owners) > 0:
 				key.Action = ActionKeep
 			case len(beforeIdx.Owners(path)) > 0:
