@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
@@ -55,7 +56,12 @@ func pluginPath() string {
 // llmkube runs `kubectl llmkube args...` as a cluster admin, the plugin found on PATH by the real
 // kubectl, and returns stdout, stderr and the exit code.
 func llmkube(args ...string) (string, string, int) {
-	cmd := exec.Command(kubectlBinary(), append(append([]string{"llmkube"}, args...), "--kubeconfig", adminKubeconfig())...)
+	return llmkubeAs(adminKubeconfig(), args...)
+}
+
+// llmkubeAs is llmkube with another kubeconfig.
+func llmkubeAs(kubeconfig string, args ...string) (string, string, int) {
+	cmd := exec.Command(kubectlBinary(), append(append([]string{"llmkube"}, args...), "--kubeconfig", kubeconfig)...)
 	cmd.Env = append(os.Environ(), "PATH="+pluginPath()+string(os.PathListSeparator)+os.Getenv("PATH"))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -278,6 +284,14 @@ spec: {template: {metadata: {labels: {team: b}}}}
 		_, stderr, code = llmkube("diff", "deploy/x", "-n", ns)
 		Expect(code).To(Equal(1))
 		Expect(stderr).To(ContainSubstring("use isvc/NAME or mr/NAME"))
+
+		By("a user without RBAC is told what to ask for")
+		dir := GinkgoT().TempDir()
+		nobody := writeKubeconfig(env, envtest.User{Name: "nobody"}, dir)
+		_, stderr, code = llmkubeAs(nobody, "migration", "plan", "-n", ns)
+		Expect(code).To(Equal(1))
+		Expect(stderr).To(ContainSubstring("no access"))
+		Expect(stderr).To(ContainSubstring(`ask your cluster admin for get and list on inferenceservices in namespace "` + ns + `"`))
 	})
 
 	It("diff: nothing before a spec change, the change after it, nothing once the operator applied it", func() {

@@ -148,7 +148,9 @@ func Explain(err error, what, name, ns string) error {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("no %s %q in namespace %q: check the name with `kubectl get %s -n %s`, or pass -n NAMESPACE", kind, name, ns, strings.ToLower(kind)+"s", ns)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s: no access: %s; ask your cluster admin for get/list on %s (check with `kubectl auth can-i list %s -n %s`)", what, apierrors.ReasonForError(err), strings.ToLower(kind)+"s", strings.ToLower(kind)+"s", ns)
+		resource := strings.ToLower(kind) + "s"
+		return fmt.Errorf("%s: no access (%s): ask your cluster admin for get and list on %s in namespace %q; check with `kubectl auth can-i list %s -n %s`",
+			what, err.Error(), resource, ns, resource, ns)
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%s: the API server does not accept your credentials: log in again or check --kubeconfig and --context", what)
 	case errors.As(err, &dnsErr) || errors.As(err, &opErr):

@@ -123,6 +123,12 @@ func (pm PodMetadata) part(part string, idx *managed.Index, parent fieldpath.Pat
 			fromSpec = true
 		}
 		others := managed.Others(owners, pm.FieldManager)
+		isLegacy := func(o managed.Owner) bool {
+			return o.Operation == "Update" && slices.Contains(pm.Legacy.FieldManagers, o.Manager)
+		}
+		// Before the migration the records-based operator's entry stands for the operator: a key
+		// only it owns comes from where the operator's apply would take it from.
+		onlyLegacy := legacy && len(owners) > 0 && !slices.ContainsFunc(owners, func(o managed.Owner) bool { return !isLegacy(o) })
 		switch {
 		case !present:
 			r.Value = "<absent>"
@@ -132,25 +138,23 @@ func (pm PodMetadata) part(part string, idx *managed.Index, parent fieldpath.Pat
 			}
 			r.Flags = append(r.Flags, FlagPending)
 			r.Note = "the next apply adds it"
-		case managed.Owns(owners, pm.FieldManager) && fromSpec:
+		case (managed.Owns(owners, pm.FieldManager) || onlyLegacy) && fromSpec:
 			r.Value, r.Source = value, SourceSpec
-		case managed.Owns(owners, pm.FieldManager):
+		case managed.Owns(owners, pm.FieldManager) || onlyLegacy && wanted:
 			r.Value, r.Source = value, SourceOperator
 		case len(owners) > 0:
 			r.Value, r.Source = value, SourceOther
 		default:
 			r.Value, r.Source = value, SourceUnowned
 		}
-		if present && wanted && value != w && len(others) > 0 {
+		if present && wanted && value != w && slices.ContainsFunc(others, func(o managed.Owner) bool { return !isLegacy(o) }) {
 			r.Flags = append(r.Flags, FlagConflict)
 			r.Note = "wants " + w + "; " + managed.Managers(others) + " set " + value + " (the operator forces it back on its next apply)"
 		}
-		if legacy && (slices.Contains(recorded, k) || slices.ContainsFunc(owners, func(o managed.Owner) bool {
-			return o.Operation == "Update" && slices.Contains(pm.Legacy.FieldManagers, o.Manager)
-		})) {
+		if legacy && (slices.Contains(recorded, k) || slices.ContainsFunc(owners, isLegacy)) {
 			r.Flags = append(r.Flags, FlagLegacy)
 			if r.Note == "" {
-				r.Note = "the records-based operator's traces cover it: see `kubectl llmkube migration plan`"
+				r.Note = "see migration plan"
 			}
 		}
 		if present && len(owners) == 0 {
