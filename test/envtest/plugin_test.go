@@ -262,7 +262,7 @@ spec: {template: {metadata: {labels: {team: b}}}}
 			if l == "" {
 				continue
 			}
-			Expect(l[col-2 : col]).To(Equal("  "), "SOURCE column not aligned in %q", l)
+			Expect(l[col-2:col]).To(Equal("  "), "SOURCE column not aligned in %q", l)
 		}
 		Expect(table).To(MatchRegexp(`label\s+team\s+b \(wants a\)\s+other\s+helm \(Apply\)\s+conflict`))
 		Expect(table).To(MatchRegexp(`label\s+orphan\s+1\s+unowned\s+-\s+unowned`))

@@ -149,7 +149,7 @@ func (pm PodMetadata) part(part string, idx *managed.Index, parent fieldpath.Pat
 		}
 		if present && wanted && value != w && slices.ContainsFunc(others, func(o managed.Owner) bool { return !isLegacy(o) }) {
 			r.Flags = append(r.Flags, FlagConflict)
-			r.Note = "wants " + w + "; " + managed.Managers(others) + " set " + value + " (the operator forces it back on its next apply)"
+			r.Note = "wants " + w + "; " + managed.Managers(others) + " set " + value + " (the operator forces it back when it next applies the pod template)"
 		}
 		if legacy && (slices.Contains(recorded, k) || slices.ContainsFunc(owners, isLegacy)) {
 			r.Flags = append(r.Flags, FlagLegacy)
