@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -391,13 +392,13 @@ spec: {template: {metadata: {labels: {team: b}}}}
 			for _, p := range plan.Plans {
 				By("the operator's outcome for " + p.Owner)
 				want := predicted(p.Outcome)
-				Eventually(func() planOutcome {
-					return outcomeOf(before[p.Deployment], deployment(ns, p.Deployment))
-				}).WithTimeout(20 * time.Second).Should(Equal(want))
+				Eventually(func() string {
+					return cmp.Diff(want, outcomeOf(before[p.Deployment], deployment(ns, p.Deployment)))
+				}).WithTimeout(20*time.Second).Should(BeEmpty(), "plan (-) against what the operator did (+)")
 			}
 			settle(isvcController, reconciles(isvcController), 0)
 			for _, p := range plan.Plans {
-				Expect(outcomeOf(before[p.Deployment], deployment(ns, p.Deployment))).To(Equal(predicted(p.Outcome)), p.Owner)
+				Expect(cmp.Diff(predicted(p.Outcome), outcomeOf(before[p.Deployment], deployment(ns, p.Deployment)))).To(BeEmpty(), p.Owner)
 			}
 
 			up, norec := plan.Plans[1].Outcome, plan.Plans[0].Outcome
