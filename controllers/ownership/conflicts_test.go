@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package ownership
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -201,7 +202,7 @@ func TestReportConflictsRecordsOneEvent(t *testing.T) {
 	live := replay(t, write{manager: op, obj: base}, write{manager: "person", force: true, obj: deploymentAC("img:evil", "y", nil)})
 	rec := &recorder{}
 	a := Applier{Client: fakeClient{scheme: scheme(t)}, FieldManager: op, Recorder: rec}
-	a.reportConflicts(Change{Owner: live, Live: live, Desired: deploymentAC("img:1", "x", nil)})
+	a.reportConflicts(context.Background(), Change{Owner: live, Live: live, Desired: deploymentAC("img:1", "x", nil)})
 	if len(rec.notes) != 1 {
 		t.Fatalf("want one Event, got %q", rec.notes)
 	}
@@ -211,7 +212,7 @@ func TestReportConflictsRecordsOneEvent(t *testing.T) {
 		}
 	}
 	// Nil recorder: nothing, no panic.
-	Applier{Client: fakeClient{scheme: scheme(t)}, FieldManager: op}.reportConflicts(Change{Owner: live, Live: live, Desired: base})
+	Applier{Client: fakeClient{scheme: scheme(t)}, FieldManager: op}.reportConflicts(context.Background(), Change{Owner: live, Live: live, Desired: base})
 }
 
 // fakeClient is a client that only knows its scheme; reportConflicts needs nothing else.
