@@ -73,7 +73,7 @@ defers (rolloutPolicy.waitForIdle) is shown: it is what the operator applies onc
 				return output.Data(cmd.OutOrStdout(), format, map[string]any{"object": t.Short(), "namespace": c.Namespace, "objects": changes})
 			}
 			w := cmd.OutOrStdout()
-			if objs.Deployment != nil && op.legacy(false).HasTraces(objs.Deployment) {
+			if objs.Deployment != nil && op.legacy(false).NeedsMigration(objs.Deployment, op.fieldManager) {
 				fmt.Fprintf(w, "# Deployment %s carries traces of the records-based operator: the operator migrates it before this apply; see kubectl llmkube migration plan -n %s\n", objs.Deployment.Name, c.Namespace)
 			}
 			for _, ch := range changes {

@@ -132,37 +132,40 @@ func planAll(ctx context.Context, c *cluster.Client, ns string, op *operatorFlag
 	for i := range isvcs.Items {
 		isvc := &isvcs.Items[i]
 		live, err := liveDeployment(ctx, c, isvc.Namespace, isvc.Name)
-		if err != nil || live == nil {
-			if err != nil {
-				return nil, err
-			}
-			continue
+		if err != nil {
+			return nil, err
 		}
 		set, err := desired.ForInferenceService(isvc, live, op.desired())
 		if err != nil {
 			return nil, err
 		}
-		candidates = append(candidates, migration.Candidate{Owner: set.Owner, Live: live, Desired: set.Deployment, Apply: set.Apply})
+		more, err := migration.Candidates(ctx, c, set, live)
+		if err != nil {
+			return nil, err
+		}
+		candidates = append(candidates, more...)
 	}
 	for i := range routers.Items {
 		router := &routers.Items[i]
 		live, err := liveDeployment(ctx, c, router.Namespace, modelrouter.Name(router))
-		if err != nil || live == nil {
-			if err != nil {
-				return nil, err
-			}
-			continue
+		if err != nil {
+			return nil, err
 		}
 		set, err := desired.ForModelRouter(ctx, c, router, op.desired())
 		if err != nil {
 			return nil, err
 		}
-		candidates = append(candidates, migration.Candidate{Owner: set.Owner, Live: live, Desired: set.Deployment, Apply: set.Apply})
+		more, err := migration.Candidates(ctx, c, set, live)
+		if err != nil {
+			return nil, err
+		}
+		candidates = append(candidates, more...)
 	}
 	for _, cand := range candidates {
-		p, err := migration.ForDeployment(cand, opts)
+		p, err := migration.For(cand, opts)
 		if err != nil {
-			return nil, fmt.Errorf("planning the migration of %s (Deployment %s/%s): %w", cand.Owner, cand.Live.Namespace, cand.Live.Name, err)
+			return nil, fmt.Errorf("planning the migration of %s (%s %s/%s): %w", cand.Owner, cand.Live.GetObjectKind().GroupVersionKind().Kind,
+				cand.Live.GetNamespace(), cand.Live.GetName(), err)
 		}
 		if p != nil {
 			plans = append(plans, p)
@@ -203,7 +206,10 @@ func printPlans(w io.Writer, r planReport, ns string) error {
 			altOf[k.Part+":"+k.Key] = k.Action
 		}
 		for _, k := range p.Outcome.Keys {
-			rows = append(rows, []string{p.Namespace + "/" + p.Owner, k.Part, k.Key, k.Value, k.Action, managed.Join(k.Owners), altOf[k.Part+":"+k.Key]})
+			if k.Part == migration.PartField && k.Action == migration.ActionRelease {
+				continue // in the summary: mostly defaults the API server filled in
+			}
+			rows = append(rows, []string{p.Namespace + "/" + p.Kind + "/" + p.Name, k.Part, k.Key, k.Value, k.Action, managed.Join(k.Owners), altOf[k.Part+":"+k.Key]})
 		}
 	}
 	if err := output.Columns(w, []string{"OBJECT", "PART", "KEY", "VALUE", "ACTION", "OWNERS AFTER", alt}, rows); err != nil {
@@ -215,9 +221,26 @@ func printPlans(w io.Writer, r planReport, ns string) error {
 		if p.Outcome.Rolls {
 			rolls = "pods roll"
 		}
-		fmt.Fprintf(w, "%s/%s (Deployment %s): %s; prune [%s]; unowned afterwards [%s]; drops Update entries of [%s]; removes [%s]",
-			p.Namespace, p.Owner, p.Deployment, rolls, strings.Join(p.Outcome.Pruned, ", "), strings.Join(p.Outcome.Unowned, ", "),
+		if p.Kind != "Deployment" {
+			rolls = "no pods"
+		}
+		fmt.Fprintf(w, "%s/%s (%s %s): %s; prune [%s]; unowned afterwards [%s]; drops Update entries of [%s]; removes [%s]",
+			p.Namespace, p.Owner, p.Kind, p.Name, rolls, strings.Join(p.Outcome.Pruned, ", "), strings.Join(p.Outcome.Unowned, ", "),
 			strings.Join(p.LegacyManagersDropped, ", "), strings.Join(p.RecordsRemoved, ", "))
+		var released []string
+		for _, k := range p.Outcome.Keys {
+			if k.Part == migration.PartField && k.Action == migration.ActionRelease {
+				released = append(released, k.Key)
+			}
+		}
+		if len(released) > 0 {
+			more := ""
+			if len(released) > 3 {
+				more = fmt.Sprintf(", and %d more (-o json lists them)", len(released)-3)
+				released = released[:3]
+			}
+			fmt.Fprintf(w, "; releases other fields (unowned afterwards, never deleted) [%s%s]", strings.Join(released, ", "), more)
+		}
 		if len(p.InvalidRecordEntries) > 0 {
 			fmt.Fprintf(w, "; ignores record entries that are not keys [%s]", strings.Join(p.InvalidRecordEntries, ", "))
 		}

@@ -101,7 +101,7 @@ operator's traces cover it: see 'migration plan'), unowned, pending (the next ap
 				rows = append(rows, more...)
 			}
 			report := ownersReport{Object: t.Short(), Namespace: c.Namespace, Deployment: objs.Deployment.Name,
-				FieldManager: op.fieldManager, LegacyTraces: legacy.HasTraces(objs.Deployment), Rows: rows}
+				FieldManager: op.fieldManager, LegacyTraces: legacy.NeedsMigration(objs.Deployment, op.fieldManager), Rows: rows}
 			if format == output.JSON || format == output.YAML {
 				return output.Data(cmd.OutOrStdout(), format, report)
 			}

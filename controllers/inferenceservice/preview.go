@@ -19,13 +19,20 @@ import (
 
 // PreviewInputs are the Inputs the reconciler gathers for isvc when the live Deployment is live
 // (nil when absent), for an operator running with fieldManager and emitScrapeAnnotations.
-func PreviewInputs(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, fieldManager string, emitScrapeAnnotations bool) Inputs {
+func PreviewInputs(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, fieldManager string, emitScrapeAnnotations bool) (Inputs, error) {
 	r := &Reconciler{Applier: ownership.Applier{FieldManager: fieldManager}}
+	replicas, _, err := r.replicas(isvc, live)
 	return Inputs{
 		EmitScrapeAnnotations: emitScrapeAnnotations,
 		Ready:                 live != nil && live.Status.ReadyReplicas > 0,
-		Replicas:              r.replicas(isvc, live),
-	}
+		Replicas:              replicas,
+	}, err
+}
+
+// PreviewMigrationTarget is what the reconciler hands the migration of live (see
+// migrationTarget).
+func PreviewMigrationTarget(isvc *inferencev1alpha1.InferenceService, in Inputs, live *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	return migrationTarget(isvc, in, live)
 }
 
 // PreviewApply is the Deployment the reconciler applies after any migration, given migrated, the

@@ -20,17 +20,27 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/applyconfigurations"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
+	"github.com/llmkube/operator/controllers/inferenceservice"
+	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/internal/plugin/managed"
 )
@@ -131,7 +141,8 @@ type planOutcome struct {
 type planDoc struct {
 	Plans []struct {
 		Owner                 string      `json:"owner"`
-		Deployment            string      `json:"deployment"`
+		Kind                  string      `json:"kind"`
+		Name                  string      `json:"name"`
 		LegacyManagersDropped []string    `json:"legacyManagersDropped"`
 		Outcome               planOutcome `json:"outcome"`
 		Alternative           planOutcome `json:"alternative"`
@@ -172,16 +183,94 @@ func outcomeOf(before, after *appsv1.Deployment) planOutcome {
 	return out
 }
 
-// predicted keeps what outcomeOf can compare: the keys that exist afterwards, with their values
-// and owners.
-func predicted(o planOutcome) planOutcome {
-	out := planOutcome{Pruned: o.Pruned, Unowned: o.Unowned, Kept: o.Kept}
+// predicted keeps what the test reads of the operator's outcome: for a Deployment, the pod-template
+// keys that exist afterwards with their values and owners; for every kind, what is pruned and
+// what is left unowned.
+func predicted(kind string, o planOutcome) planOutcome {
+	out := planOutcome{Pruned: o.Pruned, Unowned: o.Unowned}
+	if kind != "Deployment" {
+		return out
+	}
+	out.Kept = o.Kept
 	for _, k := range o.Keys {
-		if k.After != nil {
+		if k.After != nil && k.Part != "field" {
 			out.Keys = append(out.Keys, planKey{Part: k.Part, Key: k.Key, After: k.After, Owners: k.Owners})
 		}
 	}
 	return out
+}
+
+// podKeys keeps the pod-template keys of a list of the plan.
+func podKeys(ids []string) []string {
+	out := []string{}
+	for _, id := range ids {
+		if !strings.HasPrefix(id, "field:") {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// read reads the object of kind named, typed.
+func read(ns, kind, name string) client.Object {
+	var obj client.Object
+	switch kind {
+	case "Deployment":
+		obj = &appsv1.Deployment{}
+	case "Service":
+		obj = &corev1.Service{}
+	case "ConfigMap":
+		obj = &corev1.ConfigMap{}
+	default:
+		Fail("no kind " + kind)
+	}
+	Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name}, obj)).To(Succeed())
+	return obj
+}
+
+var builtinTypes = applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
+
+// fieldOutcome is what happened to the fields of an object other than pod-template keys: the
+// leaves that are gone (pruned), and the leaves someone owned before and nobody owns now
+// (released), as "field:PATH", in the plan's order.
+func fieldOutcome(kind string, before, after client.Object) (pruned, released []string) {
+	sets := func(obj client.Object) (*fieldpath.Set, *managed.Index) {
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		Expect(err).NotTo(HaveOccurred())
+		uu := &unstructured.Unstructured{Object: u}
+		uu.SetGroupVersionKind(schema.GroupVersionKind{Group: map[string]string{"Deployment": "apps"}[kind], Version: "v1", Kind: kind})
+		tv, err := builtinTypes.ObjectToTyped(uu, typed.AllowDuplicates)
+		Expect(err).NotTo(HaveOccurred())
+		set, err := tv.ToFieldSet()
+		Expect(err).NotTo(HaveOccurred())
+		idx, err := managed.NewIndex(obj.GetManagedFields())
+		Expect(err).NotTo(HaveOccurred())
+		return set, idx
+	}
+	skip := func(p fieldpath.Path) bool {
+		s := p.String()
+		for _, prefix := range []string{".spec.template.metadata.labels", ".spec.template.metadata.annotations", ".metadata.managedFields",
+			".metadata.resourceVersion", ".metadata.generation", ".status",
+			".metadata.annotations." + ownership.RecordLabels, ".metadata.annotations." + ownership.RecordAnnotations, ".metadata.annotations." + ownership.LegacyHash} {
+			if strings.HasPrefix(s, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	beforeSet, beforeIdx := sets(before)
+	afterSet, afterIdx := sets(after)
+	beforeSet.Leaves().Difference(afterSet).Iterate(func(p fieldpath.Path) {
+		if !skip(p) {
+			pruned = append(pruned, "field:"+strings.TrimPrefix(p.String(), "."))
+		}
+	})
+	afterSet.Leaves().Iterate(func(p fieldpath.Path) {
+		if !skip(p) && len(afterIdx.Owners(p)) == 0 && len(beforeIdx.Owners(p)) > 0 {
+			released = append(released, "field:"+strings.TrimPrefix(p.String(), "."))
+		}
+	})
+	return pruned, released
 }
 
 var _ = Describe("kubectl llmkube", func() {
@@ -363,6 +452,10 @@ spec: {template: {metadata: {labels: {team: b}}}}
 			otherToolsWrite(ns, "norec")
 			editISVC(ns, "norec", func(i *inferencev1alpha1.InferenceService) { delete(i.Spec.PodLabels, "old") })
 			newISVC(ns, "clean", nil) // no legacy trace: not in the plan
+			By("the legacy operator's Service and a router's ConfigMap with a key the spec no longer has")
+			legacyCreate(inferenceservice.Service(getISVC(ns, "up")), &corev1.Service{})
+			router := newRouter(ns, "r", nil)
+			legacyCreate(modelrouter.ConfigMap(router, map[string]string{"legacy.json": "{}"}), &corev1.ConfigMap{})
 
 			args := []string{"migration", "plan", "-n", ns}
 			if adopt {
@@ -370,11 +463,11 @@ spec: {template: {metadata: {labels: {team: b}}}}
 			}
 			var plan planDoc
 			llmkubeJSON(&plan, args...)
-			owners := []string{}
+			objects := []string{}
 			for _, p := range plan.Plans {
-				owners = append(owners, p.Owner)
+				objects = append(objects, p.Owner+" "+p.Kind+"/"+p.Name)
 			}
-			Expect(owners).To(Equal([]string{"isvc/norec", "isvc/up"}))
+			Expect(objects).To(Equal([]string{"isvc/norec Deployment/norec", "isvc/up Deployment/up", "isvc/up Service/up", "mr/r ConfigMap/r-router-proxy"}))
 			Expect(plan.Prunes).To(BeTrue(), "tier is pruned from up in both modes")
 			for _, p := range plan.Plans {
 				Expect(p.LegacyManagersDropped).To(Equal([]string{"manager"}))
@@ -383,33 +476,51 @@ spec: {template: {metadata: {labels: {team: b}}}}
 			By("--fail-on-prune stops a pipeline with exit code 3; the table says the same")
 			table, _, code := llmkube(append(args, "--fail-on-prune")...)
 			Expect(code).To(Equal(3))
-			Expect(table).To(MatchRegexp(`/isvc/up\s+label\s+tier\s+gold\s+prune`))
+			Expect(table).To(MatchRegexp(`/Deployment/up\s+label\s+tier\s+gold\s+prune`))
+			Expect(table).To(ContainSubstring("releases other fields (unowned afterwards, never deleted) [data.legacy.json]"))
 			_, _, code = llmkube("migration", "plan", "-n", newNamespace(), "--fail-on-prune")
 			Expect(code).To(Equal(0), "nothing to migrate, nothing pruned")
 
-			before := map[string]*appsv1.Deployment{"up": deployment(ns, "up"), "norec": deployment(ns, "norec")}
-			startOperator(ns, controllers.Config{AdoptLegacyOwnership: adopt})
+			before := map[string]client.Object{}
 			for _, p := range plan.Plans {
-				By("the operator's outcome for " + p.Owner)
-				want := predicted(p.Outcome)
+				before[p.Kind+"/"+p.Name] = read(ns, p.Kind, p.Name)
+			}
+			startOperator(ns, controllers.Config{AdoptLegacyOwnership: adopt})
+			actual := func(kind, name string) planOutcome {
+				b, a := before[kind+"/"+name], read(ns, kind, name)
+				out := planOutcome{}
+				if kind == "Deployment" {
+					out = outcomeOf(b.(*appsv1.Deployment), a.(*appsv1.Deployment))
+				}
+				pruned, released := fieldOutcome(kind, b, a)
+				out.Pruned = append(out.Pruned, pruned...)
+				out.Unowned = append(out.Unowned, released...)
+				return out
+			}
+			for _, p := range plan.Plans {
+				By("the operator's outcome for " + p.Kind + "/" + p.Name)
+				want := predicted(p.Kind, p.Outcome)
 				Eventually(func() string {
-					return cmp.Diff(want, outcomeOf(before[p.Deployment], deployment(ns, p.Deployment)))
+					return cmp.Diff(want, actual(p.Kind, p.Name), cmpopts.EquateEmpty())
 				}).WithTimeout(20*time.Second).Should(BeEmpty(), "plan (-) against what the operator did (+)")
 			}
 			settle(isvcController, reconciles(isvcController), 0)
 			for _, p := range plan.Plans {
-				Expect(cmp.Diff(predicted(p.Outcome), outcomeOf(before[p.Deployment], deployment(ns, p.Deployment)))).To(BeEmpty(), p.Owner)
+				Expect(cmp.Diff(predicted(p.Kind, p.Outcome), actual(p.Kind, p.Name), cmpopts.EquateEmpty())).To(BeEmpty(), p.Kind+"/"+p.Name)
 			}
+			Expect(plan.Plans[3].Outcome.Unowned).To(Equal([]string{"field:data.legacy.json"}), "the ConfigMap key is released, never deleted")
 
 			up, norec := plan.Plans[1].Outcome, plan.Plans[0].Outcome
 			Expect(up.Pruned).To(Equal([]string{"label:tier"}))
-			Expect(up.Unowned).To(BeEmpty())
+			Expect(podKeys(up.Unowned)).To(BeEmpty())
+			Expect(up.Unowned).To(ContainElement(`field:spec.template.spec.containers[name="model-server"].imagePullPolicy`),
+				"a default the legacy create owned is released")
 			if adopt {
 				Expect(norec.Pruned).To(Equal([]string{"label:old"}))
-				Expect(norec.Unowned).To(BeEmpty())
+				Expect(podKeys(norec.Unowned)).To(BeEmpty())
 			} else {
 				Expect(norec.Pruned).To(BeEmpty())
-				Expect(norec.Unowned).To(Equal([]string{"label:old"}), "released, never deleted")
+				Expect(podKeys(norec.Unowned)).To(Equal([]string{"label:old"}), "released, never deleted")
 				Expect(plan.Plans[0].Alternative.Pruned).To(Equal([]string{"label:old"}), "the other mode is shown too")
 			}
 

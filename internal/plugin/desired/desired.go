@@ -32,7 +32,8 @@ type Options struct {
 type Set struct {
 	// Owner is isvc/NAME or mr/NAME.
 	Owner string
-	// Deployment is what the reconciler hands the migration (before any migration).
+	// Deployment is what the reconciler hands the migration of the live Deployment (what it
+	// applies when there is none).
 	Deployment *appsv1ac.DeploymentApplyConfiguration
 	// Apply is the Deployment the reconciler applies when live (nil: absent) is the Deployment
 	// then, e.g. right after the migration.
@@ -45,8 +46,14 @@ type Set struct {
 
 // ForInferenceService is what the reconciler applies for isvc when live is its Deployment.
 func ForInferenceService(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, o Options) (*Set, error) {
-	in := inferenceservice.PreviewInputs(isvc, live, o.FieldManager, o.EmitScrapeAnnotations)
+	in, err := inferenceservice.PreviewInputs(isvc, live, o.FieldManager, o.EmitScrapeAnnotations)
+	if err != nil {
+		return nil, fmt.Errorf("Deployment %s: %w", isvc.Name, err)
+	}
 	d, err := inferenceservice.Deployment(isvc, in)
+	if live != nil {
+		d, err = inferenceservice.PreviewMigrationTarget(isvc, in, live)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("Deployment %s: %w", isvc.Name, err)
 	}

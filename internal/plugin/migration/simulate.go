@@ -38,7 +38,29 @@ func patchLocally(live runtime.Object, patch []byte) (*unstructured.Unstructured
 		return nil, fmt.Errorf("running the migration patch: %w", err)
 	}
 	u := &unstructured.Unstructured{}
-	return u, u.UnmarshalJSON(out)
+	if err := u.UnmarshalJSON(out); err != nil {
+		return nil, err
+	}
+	return asStored(u)
+}
+
+// asStored is u as the API server stores it: through its Go type, so that what the type omits
+// when empty (an annotations map the patch emptied) is gone, as on the server.
+func asStored(u *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	typedObj, err := clientgoscheme.Scheme.New(u.GroupVersionKind())
+	if err != nil {
+		return nil, err
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typedObj); err != nil {
+		return nil, err
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typedObj)
+	if err != nil {
+		return nil, err
+	}
+	out := &unstructured.Unstructured{Object: m}
+	out.SetGroupVersionKind(u.GroupVersionKind())
+	return out, nil
 }
 
 // applyLocally is the forced server-side apply of desired onto live by manager, computed by the

@@ -16,9 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
-	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"github.com/llmkube/operator/internal/plugin/managed"
+	"github.com/llmkube/operator/internal/plugin/paths"
 )
 
 // maxValue bounds a value in a table cell; -o json has the same cut, so scripts compare owners,
@@ -65,9 +65,9 @@ func Fields(tc managedfields.TypeConverter, kind string, live runtime.Object, de
 		if owners == nil {
 			owners = []managed.Owner{}
 		}
-		w, _ := at(want, p)
-		v, present := at(have, p)
-		wv, lv := render(w), render(v)
+		w, _ := paths.At(want, p)
+		v, present := paths.At(have, p)
+		wv, lv := paths.Render(w, maxValue), paths.Render(v, maxValue)
 		r := Row{Part: kind, Key: strings.TrimPrefix(p.String(), "."), Value: lv, Want: &wv, Owners: owners}
 		others := managed.Others(owners, manager)
 		switch {
@@ -107,78 +107,4 @@ func toMap(v any) (map[string]any, error) {
 	}
 	out := map[string]any{}
 	return out, json.Unmarshal(data, &out)
-}
-
-// at reads the value at p in an unstructured object.
-func at(obj any, p fieldpath.Path) (any, bool) {
-	cur := obj
-	for _, pe := range p {
-		switch {
-		case pe.FieldName != nil:
-			m, ok := cur.(map[string]any)
-			if !ok {
-				return nil, false
-			}
-			if cur, ok = m[*pe.FieldName]; !ok {
-				return nil, false
-			}
-		case pe.Key != nil:
-			found := false
-			l, _ := cur.([]any)
-			for _, item := range l {
-				m, ok := item.(map[string]any)
-				if ok && matches(m, *pe.Key) {
-					cur, found = item, true
-					break
-				}
-			}
-			if !found {
-				return nil, false
-			}
-		case pe.Value != nil:
-			found := false
-			l, _ := cur.([]any)
-			for _, item := range l {
-				if value.Equals(value.NewValueInterface(item), *pe.Value) {
-					cur, found = item, true
-					break
-				}
-			}
-			if !found {
-				return nil, false
-			}
-		case pe.Index != nil:
-			l, _ := cur.([]any)
-			if *pe.Index >= len(l) {
-				return nil, false
-			}
-			cur = l[*pe.Index]
-		}
-	}
-	return cur, true
-}
-
-func matches(m map[string]any, key value.FieldList) bool {
-	for _, f := range key {
-		v, ok := m[f.Name]
-		if !ok || !value.Equals(value.NewValueInterface(v), f.Value) {
-			return false
-		}
-	}
-	return true
-}
-
-// render is a value as compact JSON without quotes around a plain string, cut to maxValue.
-func render(v any) string {
-	var s string
-	if str, ok := v.(string); ok {
-		s = str
-	} else {
-		data, _ := json.Marshal(v)
-		s = string(data)
-	}
-	if len(s) > maxValue {
-		s = s[:maxValue-3] + "..."
-	}
-	return s
 }

@@ -90,7 +90,7 @@ func (pm PodMetadata) Rows() ([]Row, error) {
 	}
 	recordedLabels, _ := ownership.ParseRecord(pm.Live.Annotations[ownership.RecordLabels])
 	recordedAnnotations, _ := ownership.ParseRecord(pm.Live.Annotations[ownership.RecordAnnotations])
-	legacy := pm.Legacy.HasTraces(pm.Live)
+	legacy := pm.Legacy.NeedsMigration(pm.Live, pm.FieldManager)
 
 	rows := pm.part("label", idx, templateLabels, pm.Live.Spec.Template.Labels, wantLabels, pm.SpecLabels, legacy, recordedLabels)
 	rows = append(rows, pm.part("annotation", idx, templateAnnotations, pm.Live.Spec.Template.Annotations, wantAnnotations, pm.SpecAnnotations, legacy, recordedAnnotations)...)
