@@ -191,7 +191,7 @@ func printPlans(w io.Writer, r planReport, ns string) error {
 		where = "any namespace"
 	}
 	if len(r.Plans) == 0 {
-		fmt.Fprintf(w, "No Deployment in %s carries traces of the records-based operator (legacy field managers: %s): nothing to migrate.\n",
+		fmt.Fprintf(w, "No object in %s carries ownership of the records-based operator (legacy field managers: %s): nothing to migrate.\n",
 			where, strings.Join(r.LegacyFieldManagers, ","))
 		return nil
 	}
@@ -217,16 +217,22 @@ func printPlans(w io.Writer, r planReport, ns string) error {
 	}
 	fmt.Fprintln(w)
 	for _, p := range r.Plans {
-		rolls := "no pod rolls"
-		if p.Outcome.Rolls {
-			rolls = "pods roll"
+		var podKeys []string
+		for _, id := range p.Outcome.Unowned {
+			if !strings.HasPrefix(id, migration.PartField+":") {
+				podKeys = append(podKeys, id)
+			}
 		}
-		if p.Kind != "Deployment" {
-			rolls = "no pods"
+		fmt.Fprintf(w, "%s/%s (%s %s): ", p.Namespace, p.Owner, p.Kind, p.Name)
+		if p.Kind == "Deployment" {
+			rolls := "no pod rolls"
+			if p.Outcome.Rolls {
+				rolls = "pods roll"
+			}
+			fmt.Fprintf(w, "%s; unowned pod keys afterwards [%s]; ", rolls, strings.Join(podKeys, ", "))
 		}
-		fmt.Fprintf(w, "%s/%s (%s %s): %s; prune [%s]; unowned afterwards [%s]; drops Update entries of [%s]; removes [%s]",
-			p.Namespace, p.Owner, p.Kind, p.Name, rolls, strings.Join(p.Outcome.Pruned, ", "), strings.Join(p.Outcome.Unowned, ", "),
-			strings.Join(p.LegacyManagersDropped, ", "), strings.Join(p.RecordsRemoved, ", "))
+		fmt.Fprintf(w, "prune [%s]; drops Update entries of [%s]; removes [%s]",
+			strings.Join(p.Outcome.Pruned, ", "), strings.Join(p.LegacyManagersDropped, ", "), strings.Join(p.RecordsRemoved, ", "))
 		var released []string
 		for _, k := range p.Outcome.Keys {
 			if k.Part == migration.PartField && k.Action == migration.ActionRelease {
