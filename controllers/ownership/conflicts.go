@@ -196,7 +196,7 @@ func (a Applier) reportConflicts(ctx context.Context, c Change) {
 	conflicts, err := DetectConflicts(NewTypeConverter(a.Client.Scheme()), c.Live, c.Desired, a.FieldManager)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "detecting ownership conflicts; applying without reporting them",
-			"kind", kindOf(c.Desired), "object", client.ObjectKeyFromObject(c.Live))
+			"kind", kindOf(c.Desired), "object", client.ObjectKeyFromObject(c.Live).String())
 		return
 	}
 	if len(conflicts) == 0 {
