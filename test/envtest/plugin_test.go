@@ -524,7 +524,12 @@ spec: {template: {metadata: {labels: {team: b}}}}
 				Expect(plan.Plans[0].Alternative.Pruned).To(Equal([]string{"label:old"}), "the other mode is shown too")
 			}
 
-			By("afterwards nothing is left to migrate")
+			By("afterwards nothing is left to migrate, even after a newcomer named manager writes")
+			Eventually(func() error {
+				d := deployment(ns, "up")
+				d.Spec.Template.Labels["newcomer.example.com/rev"] = "1"
+				return k8sClient.Update(suiteCtx, d, client.FieldOwner("manager"))
+			}).Should(Succeed())
 			var again planDoc
 			llmkubeJSON(&again, "migration", "plan", "-n", ns)
 			Expect(again.Plans).To(BeEmpty())
