@@ -131,11 +131,12 @@ type planKey struct {
 }
 
 type planOutcome struct {
-	Keys    []planKey `json:"keys"`
-	Rolls   bool      `json:"rolls"`
-	Pruned  []string  `json:"pruned"`
-	Unowned []string  `json:"unowned"`
-	Kept    []string  `json:"kept"`
+	Keys      []planKey `json:"keys"`
+	TakenOver []string  `json:"takenOver"`
+	Rolls     bool      `json:"rolls"`
+	Pruned    []string  `json:"pruned"`
+	Unowned   []string  `json:"unowned"`
+	Kept      []string  `json:"kept"`
 }
 
 type planDoc struct {
@@ -451,6 +452,7 @@ spec: {template: {metadata: {labels: {team: b}}}}
 			legacyReconcile(ns, "norec", false)
 			otherToolsWrite(ns, "norec")
 			editISVC(ns, "norec", func(i *inferencev1alpha1.InferenceService) { delete(i.Spec.PodLabels, "old") })
+			markReady(ns, "norec")    // startup protection: do-not-disrupt stays owned, and leaves with a roll
 			newISVC(ns, "clean", nil) // no legacy trace: not in the plan
 			By("the legacy operator's Service and a router's ConfigMap with a key the spec no longer has")
 			legacyCreate(inferenceservice.Service(getISVC(ns, "up")), &corev1.Service{})
@@ -516,12 +518,13 @@ spec: {template: {metadata: {labels: {team: b}}}}
 			Expect(up.Unowned).To(ContainElement(`field:spec.template.spec.containers[name="model-server"].imagePullPolicy`),
 				"a default the legacy create owned is released")
 			if adopt {
-				Expect(norec.Pruned).To(Equal([]string{"label:old"}))
+				Expect(norec.Pruned).To(Equal([]string{"label:old", "annotation:karpenter.sh/do-not-disrupt"}), "the roll takes the protection along")
 				Expect(podKeys(norec.Unowned)).To(BeEmpty())
 			} else {
 				Expect(norec.Pruned).To(BeEmpty())
+				Expect(norec.TakenOver).To(ContainElement("annotation:karpenter.sh/do-not-disrupt"), "no roll: the protection stays, owned")
 				Expect(podKeys(norec.Unowned)).To(Equal([]string{"label:old"}), "released, never deleted")
-				Expect(plan.Plans[0].Alternative.Pruned).To(Equal([]string{"label:old"}), "the other mode is shown too")
+				Expect(plan.Plans[0].Alternative.Pruned).To(Equal([]string{"label:old", "annotation:karpenter.sh/do-not-disrupt"}), "the other mode is shown too")
 			}
 
 			By("afterwards nothing is left to migrate, even after a newcomer named manager writes")
