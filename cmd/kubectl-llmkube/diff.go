@@ -10,7 +10,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/llmkube/operator/internal/plugin/cluster"
@@ -61,11 +60,7 @@ defers (rolloutPolicy.waitForIdle) is shown: it is what the operator applies onc
 			if err != nil {
 				return err
 			}
-			acs := append([]runtime.ApplyConfiguration{d}, set.Others...)
-			if objs.Router != nil {
-				acs = append(set.Others[:1:1], append([]runtime.ApplyConfiguration{d}, set.Others[1:]...)...) // ConfigMap first, as the reconciler
-			}
-			changes, err := diff.Compute(cmd.Context(), c, op.fieldManager, acs)
+			changes, err := diff.Compute(cmd.Context(), c, op.fieldManager, set.InOrder(d))
 			if err != nil {
 				return err
 			}

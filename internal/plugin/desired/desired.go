@@ -40,6 +40,8 @@ type Set struct {
 	Apply func(live *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error)
 	// Others are the other objects it applies (Service, HPA, ConfigMap), in apply order.
 	Others []runtime.ApplyConfiguration
+	// deploymentAt is where the Deployment comes among Others in the reconciler's order.
+	deploymentAt int
 	// SpecLabels and SpecAnnotations are the spec's pod labels and annotations.
 	SpecLabels, SpecAnnotations map[string]string
 }
@@ -104,6 +106,7 @@ func ForModelRouter(ctx context.Context, c client.Client, router *inferencev1alp
 			return again.Deployment, nil
 		},
 		Others:          []runtime.ApplyConfiguration{p.ConfigMap, p.Service},
+		deploymentAt:    1, // after the ConfigMap, whose hash it carries
 		SpecLabels:      map[string]string{},
 		SpecAnnotations: map[string]string{},
 	}
@@ -114,4 +117,13 @@ func ForModelRouter(ctx context.Context, c client.Client, router *inferencev1alp
 		s.SpecAnnotations = proxy.PodAnnotations
 	}
 	return s, nil
+}
+
+// InOrder is every object of the set in the order the reconciler applies them, with deployment as
+// the Deployment.
+func (s *Set) InOrder(deployment runtime.ApplyConfiguration) []runtime.ApplyConfiguration {
+	out := make([]runtime.ApplyConfiguration, 0, len(s.Others)+1)
+	out = append(out, s.Others[:s.deploymentAt]...)
+	out = append(out, deployment)
+	return append(out, s.Others[s.deploymentAt:]...)
 }

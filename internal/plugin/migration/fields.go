@@ -99,3 +99,8 @@ func toUnstructured(ac any) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	return u, u.UnmarshalJSON(data)
 }
+
+// templatePath is the path of a pod-template label or annotation (field is labels or annotations).
+func templatePath(field, key string) fieldpath.Path {
+	return fieldpath.MakePathOrDie("spec", "template", "metadata", field, key)
+}

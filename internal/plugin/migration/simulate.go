@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/managedfields/managedfieldstest"
 	"k8s.io/client-go/applyconfigurations"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -86,5 +85,3 @@ func applyLocally(live *unstructured.Unstructured, desired any, manager string) 
 	}
 	return out.(*unstructured.Unstructured), nil
 }
-
-var _ managedfields.TypeConverter = builtinTypes
