@@ -79,11 +79,20 @@ func SetDegraded(conds *[]metav1.Condition, generation int64, errs []error) {
 }
 
 // ReportFailure records a Warning Event on owner for this reconcile's failures, once per new
-// failure (see NewRejection); conds and generation are owner's status before this reconcile.
+// failure (see NewRejection); conds and generation are owner's status before this reconcile. The
+// Event's reason is ApplyFailed for a failed apply, and the condition's reason for a local
+// failure (MigrationFailed, RolloutGateFailed, ReconcileFailed).
 func ReportFailure(recorder events.EventRecorder, owner runtime.Object, conds []metav1.Condition, generation int64, errs []error) {
-	if err := errors.Join(errs...); err != nil && NewRejection(conds, inferencev1alpha1.ConditionDegraded, generation, err.Error()) {
-		recorder.Eventf(owner, nil, corev1.EventTypeWarning, "ApplyFailed", "Apply", "%s", err.Error())
+	err := errors.Join(errs...)
+	if err == nil || !NewRejection(conds, inferencev1alpha1.ConditionDegraded, generation, err.Error()) {
+		return
 	}
+	reason := Reason(errs[0])
+	switch reason {
+	case ReasonApplyRejected, ReasonForbidden, ReasonApplyFailed:
+		reason = "ApplyFailed"
+	}
+	recorder.Eventf(owner, nil, corev1.EventTypeWarning, reason, "Reconcile", "%s", err.Error())
 }
 
 // ConditionsToApply turns the conditions whose type a reconciler owns into apply configurations,
