@@ -287,6 +287,10 @@ var _ = Describe("kubectl llmkube", func() {
 		eventuallyDeployment(ns, "own", func(g Gomega, d *appsv1.Deployment) {
 			g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("team", "a"))
 		})
+		eventually(ns, "own", &corev1.Service{}, func(g Gomega, s *corev1.Service) {
+			g.Expect(s.ManagedFields).NotTo(BeEmpty())
+		})
+		settle(isvcController, reconciles(isvcController), 0)
 		// Stopped, so that the forced conflict below stays for the plugin to see.
 		op.stop()
 
