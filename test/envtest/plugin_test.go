@@ -479,6 +479,16 @@ spec: {template: {metadata: {labels: {team: b}}}}
 				Expect(p.LegacyManagersDropped).To(Equal([]string{"manager"}))
 			}
 
+			By("-A: every namespace")
+			var all struct {
+				Plans []struct {
+					Namespace string `json:"namespace"`
+					Owner     string `json:"owner"`
+				} `json:"plans"`
+			}
+			llmkubeJSON(&all, "migration", "plan", "-A")
+			Expect(all.Plans).To(ContainElement(And(HaveField("Namespace", ns), HaveField("Owner", "isvc/up"))))
+
 			By("--fail-on-prune stops a pipeline with exit code 3; the table says the same")
 			table, _, code := llmkube(append(args, "--fail-on-prune")...)
 			Expect(code).To(Equal(3))
