@@ -75,6 +75,16 @@ $(ENVTEST_BIN)/kubectl: $(ENVTEST_BIN)/kube-apiserver
 	@if command -v kubectl >/dev/null 2>&1; then ln -sf "$$(command -v kubectl)" $@; \
 	else echo "building kubectl from source (once)"; cd test/envtest/tools && CGO_ENABLED=0 go build -o $@ k8s.io/kubernetes/cmd/kubectl; fi
 
+# The kubectl plugin: kubectl finds kubectl-llmkube on PATH as `kubectl llmkube`, and asks
+# kubectl_complete-llmkube for completions.
+PLUGIN_BIN ?= $(shell go env GOPATH)/bin
+
+.PHONY: plugin
+plugin: ## Install the kubectl plugin (kubectl llmkube) and its completion helper into $(go env GOPATH)/bin.
+	go build -o $(PLUGIN_BIN)/kubectl-llmkube ./cmd/kubectl-llmkube
+	install -m 0755 plugins/kubectl_complete-llmkube $(PLUGIN_BIN)/kubectl_complete-llmkube
+	@echo "installed $(PLUGIN_BIN)/kubectl-llmkube; try: kubectl llmkube --help"
+
 .PHONY: run
 run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one, else on an embedded control plane.
 	go run ./cmd/operator --dev-control-plane=auto --apply-samples=config/samples
