@@ -16,6 +16,7 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/internal/plugin/cluster"
+	"github.com/llmkube/operator/internal/plugin/output"
 )
 
 // registerCompletions completes -n with namespaces; kubectl asks the plugin through
@@ -77,4 +78,23 @@ func completeTargets(kube *genericclioptions.ConfigFlags, kinds ...string) cobra
 		}
 		return match, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// readTarget checks the output format, then reads the InferenceService or ModelRouter that arg
+// names (isvc/NAME, mr/NAME) with what the operator writes for it: the start of owners and diff.
+func readTarget(cmd *cobra.Command, kube *genericclioptions.ConfigFlags, format, arg string) (*cluster.Client, cluster.Target, *cluster.Objects, error) {
+	var t cluster.Target
+	if err := output.Check(format); err != nil {
+		return nil, t, nil, err
+	}
+	t, err := cluster.ParseTarget(arg)
+	if err != nil {
+		return nil, t, nil, err
+	}
+	c, err := cluster.New(kube)
+	if err != nil {
+		return nil, t, nil, err
+	}
+	objs, err := c.Target(cmd.Context(), c.Namespace, t)
+	return c, t, objs, err
 }

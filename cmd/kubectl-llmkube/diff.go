@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
-	"github.com/llmkube/operator/internal/plugin/cluster"
 	"github.com/llmkube/operator/internal/plugin/desired"
 	"github.com/llmkube/operator/internal/plugin/diff"
 	"github.com/llmkube/operator/internal/plugin/output"
@@ -32,18 +31,7 @@ defers (rolloutPolicy.waitForIdle) is shown: it is what the operator applies onc
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeTargets(kube, "isvc", "mr"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.Check(format); err != nil {
-				return err
-			}
-			t, err := cluster.ParseTarget(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := cluster.New(kube)
-			if err != nil {
-				return err
-			}
-			objs, err := c.Target(cmd.Context(), c.Namespace, t)
+			c, t, objs, err := readTarget(cmd, kube, format, args[0])
 			if err != nil {
 				return err
 			}

@@ -53,18 +53,7 @@ operator's traces cover it: see 'migration plan'), unowned, pending (the next ap
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeTargets(kube, "isvc", "mr"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.Check(format); err != nil {
-				return err
-			}
-			t, err := cluster.ParseTarget(args[0])
-			if err != nil {
-				return err
-			}
-			c, err := cluster.New(kube)
-			if err != nil {
-				return err
-			}
-			objs, err := c.Target(cmd.Context(), c.Namespace, t)
+			c, t, objs, err := readTarget(cmd, kube, format, args[0])
 			if err != nil {
 				return err
 			}
