@@ -41,6 +41,7 @@ type options struct {
 	adoptLegacyOwnership    bool
 	metricsAddr             string
 	probeAddr               string
+	pprofAddr               string
 	leaderElect             bool
 	devControlPlane         string
 	applySamples            string
@@ -61,6 +62,7 @@ func main() {
 	flag.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to watch; all when empty.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
+	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of net/http/pprof (e.g. 127.0.0.1:6060); off when empty. `make bench` profiles the operator through it.")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, for more than one replica.")
 	flag.StringVar(&o.devControlPlane, "dev-control-plane", "never", "auto: start an embedded control plane when no cluster is configured; always; never.")
 	flag.StringVar(&o.applySamples, "apply-samples", "", "On the embedded control plane, apply the YAML files of this folder once the operator runs.")
@@ -133,6 +135,7 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 		Cache:                  cacheOpts,
 		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress: o.probeAddr,
+		PprofBindAddress:       o.pprofAddr,
 		LeaderElection:         o.leaderElect,
 		LeaderElectionID:       "llmkube-operator.inference.llmkube.dev",
 	})
