@@ -35,8 +35,19 @@ func main() {
 	flag.StringVar(&o.CacheTransform, "cache-transform", controllers.CacheTransformSafe, "The operator's --cache-transform.")
 	flag.IntVar(&o.Workers, "workers", 8, "Goroutines creating objects (and writing them, for the floor).")
 	flag.StringVar(&o.OperatorBinary, "operator-binary", "", "Also measure this operator binary's RSS and heap as its own process at the largest N (make bench passes bin/llmkube-operator).")
-	out := flag.String("out", "docs/benchmarks", "Folder for bench.md and bench.json; empty writes nothing.")
+	out := flag.String("out", "docs/benchmarks", "Folder for bench.md, bench.json and the CPU profile; empty writes nothing.")
+	uqps := flag.Float64("unthrottled-qps", -1, "The operator process's --kube-api-qps for its unthrottled convergence (negative: no client-side limit).")
+	flag.IntVar(&o.Unthrottled.Burst, "unthrottled-burst", 0, "The operator process's --kube-api-burst for its unthrottled convergence.")
+	flag.IntVar(&o.Unthrottled.Concurrency, "unthrottled-concurrency", 4, "The operator process's --max-concurrent-reconciles for its unthrottled convergence.")
+	flag.IntVar(&o.ProfileN, "profile-n", 1000, "CPU-profile the operator process's convergence at this N (one of -n).")
+	flag.IntVar(&o.UpgradeN, "upgrade-n", 1000, "Upgrade scenario: Deployments written by the records-based operator (0 skips).")
+	flag.IntVar(&o.RoutersN, "routers-n", 100, "Router scenario: ModelRouters with two backends each (0 skips).")
 	flag.Parse()
+	o.Unthrottled.QPS = float32(*uqps)
+	o.ProfileDir = *out
+	if o.ProfileDir == "" {
+		o.ProfileDir = os.TempDir()
+	}
 	ctrl.SetLogger(logr.Discard())
 	o.QPS = float32(*qps)
 	for _, s := range strings.Split(*ns, ",") {

@@ -17,7 +17,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,9 +62,20 @@ type Options struct {
 	CacheTransform string
 	// Workers is how many goroutines create objects (and, for the floor, write them).
 	Workers int
-	// OperatorBinary, when set, is the operator binary whose RSS and heap are measured at the
-	// largest N as a separate process, with each cache transform.
+	// OperatorBinary, when set, is the operator binary run as its own process: unthrottled
+	// convergence with its CPU and the API server's, no-op reconciles, a restart, the upgrade and
+	// the routers scenarios, and RSS at the largest N with each cache transform.
 	OperatorBinary string
+	// Unthrottled are the settings of the operator process's convergence, beside the unthrottled
+	// floor (a negative QPS lifts client-go's limiter: API Priority and Fairness alone).
+	Unthrottled settings
+	// ProfileN is the N whose process convergence is CPU-profiled into ProfileDir (0: none).
+	ProfileN   int
+	ProfileDir string
+	// UpgradeN and RoutersN size the upgrade and router scenarios (0: skipped); both need
+	// OperatorBinary.
+	UpgradeN int
+	RoutersN int
 	// Log gets progress lines; nil is quiet.
 	Log io.Writer `json:"-"`
 }
@@ -73,9 +83,12 @@ type Options struct {
 // Result is one run.
 type Result struct {
 	Machine string       `json:"machine"`
+	Load    string       `json:"load"`
 	Options Options      `json:"options"`
 	Runs    []Run        `json:"runs"`
 	Memory  *Memory      `json:"memory,omitempty"`
+	Upgrade *Upgrade     `json:"upgrade,omitempty"`
+	Routers *Routers     `json:"routers,omitempty"`
 	Started time.Time    `json:"started"`
 	Took    jsonDuration `json:"took"`
 }
@@ -87,6 +100,10 @@ type Run struct {
 	Operator jsonDuration `json:"operator"`
 	Floor    jsonDuration `json:"floor"`
 	Ratio    float64      `json:"ratio"`
+	// FloorUnthrottled is the floor without a client-side limit.
+	FloorUnthrottled jsonDuration `json:"floorUnthrottled"`
+	// Process is the operator binary as its own process (unthrottled), when measured.
+	Process *ProcessRun `json:"process,omitempty"`
 	// ConvergeRequests are the operator's requests during convergence, by verb and resource.
 	ConvergeRequests map[string]int `json:"convergeRequests"`
 	// Steady state.
@@ -110,10 +127,6 @@ type Run struct {
 // Memory is measured at the largest N.
 type Memory struct {
 	N int `json:"n"`
-	// ProcessHeapInuse and ProcessRSS are of the benchmark process with the operator running and
-	// the benchmark's own watches stopped, after a GC.
-	ProcessHeapInuse uint64 `json:"processHeapInuse"`
-	ProcessRSS       uint64 `json:"processRSS"`
 	// CacheHeap is the heap an informer cache of the operator's kinds holds, by transform.
 	CacheHeap map[string]uint64 `json:"cacheHeap"`
 	// Process is the operator binary measured as its own process, by cache transform.
@@ -139,7 +152,7 @@ func Main(ctx context.Context, o Options) (*Result, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	res := &Result{Options: o, Started: time.Now().UTC(), Machine: Machine()}
+	res := &Result{Options: o, Started: time.Now().UTC(), Machine: Machine(), Load: loadAverage()}
 	env, err := testenv.New()
 	if err != nil {
 		return nil, err
@@ -160,9 +173,39 @@ func Main(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer b.stopObserver()
+	api, etcd, err := controlPlanePIDs(env)
+	if err != nil {
+		return nil, err
+	}
+	b.cpu = cpuMeter{apiserver: api, etcd: etcd}
+	metricsCfg := rest.CopyConfig(cfg)
+	metricsCfg.QPS, metricsCfg.Burst, metricsCfg.UserAgent = -1, 0, "bench-metrics"
+	if b.apiReqs, err = newAPIServerRequests(metricsCfg); err != nil {
+		return nil, err
+	}
+	if o.OperatorBinary != "" {
+		dir, err := os.MkdirTemp("", "bench-operator-")
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		if b.kubeconfigPath, err = b.kubeconfig(ctx, dir); err != nil {
+			return nil, err
+		}
+	}
 	// A cold API server answers its first requests of a kind slowly; neither side should pay it.
 	if err := b.warmUp(ctx); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+	if o.OperatorBinary != "" && o.UpgradeN > 0 {
+		if res.Upgrade, err = b.upgrade(ctx, o.UpgradeN); err != nil {
+			return nil, fmt.Errorf("upgrade: %w", err)
+		}
+	}
+	if o.OperatorBinary != "" && o.RoutersN > 0 {
+		if res.Routers, err = b.routers(ctx, o.RoutersN); err != nil {
+			return nil, fmt.Errorf("routers: %w", err)
+		}
 	}
 	for i, n := range o.Ns {
 		run, mem, err := b.one(ctx, n, i == len(o.Ns)-1)
@@ -174,12 +217,17 @@ func Main(ctx context.Context, o Options) (*Result, error) {
 			res.Memory = mem
 		}
 	}
+	res.Load += " → " + loadAverage()
 	res.Took = jsonDuration(time.Since(res.Started))
 	return res, nil
 }
 
 type bench struct {
 	env      *envtest.Environment
+	cpu      cpuMeter
+	apiReqs  *apiserverRequests
+	// kubeconfigPath is the operator process's kubeconfig.
+	kubeconfigPath string
 	o        Options
 	cfg      *rest.Config
 	user     client.Client // the person creating objects: no client-side limit
@@ -201,7 +249,7 @@ func newBench(ctx context.Context, cfg *rest.Config, o Options) (*bench, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, obj := range []client.Object{&inferencev1alpha1.InferenceService{}, &appsv1.Deployment{}, &corev1.Service{}} {
+	for _, obj := range []client.Object{&inferencev1alpha1.InferenceService{}, &inferencev1alpha1.ModelRouter{}, &appsv1.Deployment{}, &corev1.Service{}} {
 		if _, err := obs.GetInformer(ctx, obj); err != nil {
 			return nil, err
 		}
@@ -308,6 +356,10 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 	}
 	run.Floor = jsonDuration(time.Since(start))
 	b.logf("N=%d floor took %s", n, run.Floor)
+	if run.FloorUnthrottled, err = b.floorUnthrottled(ctx, n); err != nil {
+		return nil, nil, err
+	}
+	b.logf("N=%d unthrottled floor took %s", n, run.FloorUnthrottled)
 
 	// The operator.
 	op, err := startOperator(ctx, b.cfg, opNS, b.o)
@@ -390,6 +442,12 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 		run.RemovalRatio = float64(run.RemovalP50) / float64(run.ApplyP50)
 	}
 
+	op.stop()
+	if b.o.OperatorBinary != "" {
+		if run.Process, err = b.processRun(ctx, n, time.Duration(run.FloorUnthrottled), n == b.o.ProfileN); err != nil {
+			return nil, nil, err
+		}
+	}
 	if !last {
 		return run, nil, nil
 	}
@@ -397,16 +455,66 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 	if err != nil || b.o.OperatorBinary == "" {
 		return run, mem, err
 	}
-	op.stop()
 	for _, t := range []string{controllers.CacheTransformNone, controllers.CacheTransformSafe} {
 		b.logf("N=%d operator process, --cache-transform=%s", n, t)
-		c, err := runChild(ctx, b.env, b.o.OperatorBinary, opNS, n, b.o, t)
+		p, err := b.startProcess(ctx, opNS, b.o.settings(), t)
+		if err != nil {
+			return nil, nil, err
+		}
+		_, err = waitQuiet(ctx, p, "inferenceservice", float64(n), 2*time.Second, nil)
+		var c *Child
+		if err == nil {
+			c, err = p.memory(t)
+		}
+		p.stop()
 		if err != nil {
 			return nil, nil, err
 		}
 		mem.Process = append(mem.Process, *c)
 	}
 	return run, mem, nil
+}
+
+// floorUnthrottled is the floor without a client-side limit: what the API server itself allows.
+func (b *bench) floorUnthrottled(ctx context.Context, n int) (jsonDuration, error) {
+	ns := fmt.Sprintf("floor-unthrottled-%d", n)
+	if err := b.namespace(ctx, ns); err != nil {
+		return 0, err
+	}
+	b.logf("N=%d unthrottled floor", n)
+	cfg := rest.CopyConfig(b.cfg)
+	cfg.QPS, cfg.Burst, cfg.UserAgent = -1, 0, "bench-floor-unthrottled"
+	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	err = parallel(n, b.o.Workers, func(i int) error {
+		obj := isvc(ns, i)
+		if err := b.user.Create(ctx, obj); err != nil {
+			return err
+		}
+		return writeLikeOperator(ctx, c, obj)
+	})
+	return jsonDuration(time.Since(start)), err
+}
+
+// settings are the operator's settings of the run (its defaults unless told).
+func (o Options) settings() settings {
+	return settings{QPS: o.QPS, Burst: o.Burst, Concurrency: o.MaxConcurrentReconciles}
+}
+
+// loadAverage is the machine's 1, 5 and 15 minute load averages.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func (b *bench) warmUp(ctx context.Context) error {
@@ -639,13 +747,15 @@ func (op *operatorRun) stop() {
 	})
 }
 
-// memory measures the process with the operator running, and the heap an informer cache of the
-// operator's kinds holds in namespace ns with each transform.
+// memory measures the heap an informer cache of the operator's kinds holds in namespace ns with
+// each transform.
 func (b *bench) memory(ctx context.Context, ns string, n int) (*Memory, error) {
 	b.logf("N=%d memory", n)
 	b.stopObserver()
+	// The stopped observer's and operator's informers are garbage once their goroutines are gone.
+	time.Sleep(time.Second)
+	runtime.GC()
 	mem := &Memory{N: n, CacheHeap: map[string]uint64{}}
-	mem.ProcessHeapInuse, mem.ProcessRSS = heapAndRSS()
 	for _, t := range []string{controllers.CacheTransformNone, controllers.CacheTransformSafe, StripAll} {
 		h, err := cacheHeap(ctx, b.cfg, ns, t)
 		if err != nil {
@@ -666,14 +776,6 @@ func cacheOptions(t, ns string) (cache.Options, error) {
 		return cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, DefaultTransform: cache.TransformStripManagedFields()}, nil
 	}
 	return controllers.CacheOptions(t, []string{ns})
-}
-
-func heapAndRSS() (heap, rss uint64) {
-	runtime.GC()
-	debug.FreeOSMemory()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse, vmRSS()
 }
 
 // cacheHeap starts a cache of the kinds the operator watches in ns with transform t, and returns
