@@ -223,16 +223,16 @@ func Main(ctx context.Context, o Options) (*Result, error) {
 }
 
 type bench struct {
-	env      *envtest.Environment
-	cpu      cpuMeter
-	apiReqs  *apiserverRequests
+	env     *envtest.Environment
+	cpu     cpuMeter
+	apiReqs *apiserverRequests
 	// kubeconfigPath is the operator process's kubeconfig.
 	kubeconfigPath string
-	o        Options
-	cfg      *rest.Config
-	user     client.Client // the person creating objects: no client-side limit
-	observer cache.Cache   // watches what the operator and the floor write
-	stopObs  context.CancelFunc
+	o              Options
+	cfg            *rest.Config
+	user           client.Client // the person creating objects: no client-side limit
+	observer       cache.Cache   // watches what the operator and the floor write
+	stopObs        context.CancelFunc
 }
 
 func newBench(ctx context.Context, cfg *rest.Config, o Options) (*bench, error) {

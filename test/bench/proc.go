@@ -110,7 +110,6 @@ func (m cpuMeter) mark(operatorPID int) cpuMark {
 	return cpuMark{op: cpuTime(operatorPID), api: cpuTime(m.apiserver), etcd: cpuTime(m.etcd)}
 }
 
-
 func (start cpuMark) to(end cpuMark) CPU {
 	return CPU{Operator: jsonDuration(end.op - start.op), APIServer: jsonDuration(end.api - start.api), Etcd: jsonDuration(end.etcd - start.etcd)}
 }

@@ -137,4 +137,3 @@ func templateOf(d *appsv1.Deployment) string {
 	data, _ := json.Marshal(d.Spec.Template)
 	return string(data)
 }
-
