@@ -37,7 +37,7 @@ type Config struct {
 // the wiring the binary runs.
 func Setup(mgr ctrl.Manager, cfg Config) error {
 	recorder := ownership.LimitedRecorder{Recorder: mgr.GetEventRecorder(cfg.FieldManager)}
-	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder}
+	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder, Written: &ownership.OwnWrites{FieldManager: cfg.FieldManager}}
 	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles}
 	legacy := ownership.Legacy{FieldManagers: cfg.LegacyFieldManagers, Adopt: cfg.AdoptLegacyOwnership}
 	if len(legacy.FieldManagers) == 0 {

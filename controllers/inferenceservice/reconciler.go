@@ -68,9 +68,9 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&inferencev1alpha1.InferenceService{}, builder.WithPredicates(ownership.SpecOrMetadataChanged)).
-		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
-		Owns(&autoscalingv2.HorizontalPodAutoscaler{}).
+		Owns(&appsv1.Deployment{}, builder.WithPredicates(r.Applier.Written.Predicate())).
+		Owns(&corev1.Service{}, builder.WithPredicates(r.Applier.Written.Predicate())).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(r.Applier.Written.Predicate())).
 		WithOptions(opts).
 		Named("inferenceservice").
 		Complete(r)

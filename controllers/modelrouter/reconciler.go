@@ -95,9 +95,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&inferencev1alpha1.ModelRouter{}, builder.WithPredicates(ownership.SpecOrMetadataChanged)).
+		// The status is computed from the Deployment as read before the apply, so the event of the
+		// operator's own Deployment write is still needed here; the others are filtered.
 		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
-		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Service{}, builder.WithPredicates(r.Applier.Written.Predicate())).
+		Owns(&corev1.ConfigMap{}, builder.WithPredicates(r.Applier.Written.Predicate())).
 		Watches(&inferencev1alpha1.InferenceService{}, handler.EnqueueRequestsFromMapFunc(r.referencing(IndexInferenceServiceRef))).
 		Watches(secret, handler.EnqueueRequestsFromMapFunc(r.referencing(IndexCredentialsSecretRef)), builder.OnlyMetadata).
 		WithOptions(opts).
