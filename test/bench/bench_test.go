@@ -83,6 +83,10 @@ func checkProcess(t *testing.T, run Run) {
 			t.Errorf("process converge: %d %s, want one per object (%d): %v", got, k, run.N, p.Requests)
 		}
 	}
+	// One reconcile per object: the events of the operator's own writes do not bring a second.
+	if p.Reconciles > run.N+run.N/5 {
+		t.Errorf("process converge: %d reconciles for %d objects, want about one each", p.Reconciles, run.N)
+	}
 	if p.CPU.Operator <= 0 || p.CPU.APIServer <= 0 {
 		t.Errorf("process converge: CPU not measured: %+v", p.CPU)
 	}
