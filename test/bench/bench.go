@@ -88,6 +88,8 @@ type Result struct {
 	Runs    []Run        `json:"runs"`
 	Memory  *Memory      `json:"memory,omitempty"`
 	Upgrade *Upgrade     `json:"upgrade,omitempty"`
+	// NeighbourIdle is the neighbour's read latency with nothing else running.
+	NeighbourIdle Neighbour `json:"neighbourIdle"`
 	Routers *Routers     `json:"routers,omitempty"`
 	Started time.Time    `json:"started"`
 	Took    jsonDuration `json:"took"`
@@ -102,6 +104,10 @@ type Run struct {
 	Ratio    float64      `json:"ratio"`
 	// FloorUnthrottled is the floor without a client-side limit.
 	FloorUnthrottled jsonDuration `json:"floorUnthrottled"`
+	// Neighbour read latency during the floor, the unthrottled floor and the operator's convergence.
+	NeighbourFloor            Neighbour `json:"neighbourFloor"`
+	NeighbourFloorUnthrottled Neighbour `json:"neighbourFloorUnthrottled"`
+	NeighbourOperator         Neighbour `json:"neighbourOperator"`
 	// Process is the operator binary as its own process (unthrottled), when measured.
 	Process *ProcessRun `json:"process,omitempty"`
 	// ConvergeRequests are the operator's requests during convergence, by verb and resource.
@@ -178,6 +184,12 @@ func Main(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	b.cpu = cpuMeter{apiserver: api, etcd: etcd}
+	if b.neighbour, err = b.neighbourClient(ctx, env); err != nil {
+		return nil, fmt.Errorf("neighbour: %w", err)
+	}
+	stop := b.watchNeighbour(ctx)
+	time.Sleep(3 * time.Second)
+	res.NeighbourIdle = stop()
 	metricsCfg := rest.CopyConfig(cfg)
 	metricsCfg.QPS, metricsCfg.Burst, metricsCfg.UserAgent = -1, 0, "bench-metrics"
 	if b.apiReqs, err = newAPIServerRequests(metricsCfg); err != nil {
@@ -233,6 +245,8 @@ type bench struct {
 	user           client.Client // the person creating objects: no client-side limit
 	observer       cache.Cache   // watches what the operator and the floor write
 	stopObs        context.CancelFunc
+	// neighbour is another tenant of the API server, reading while convergences run.
+	neighbour client.Client
 }
 
 func newBench(ctx context.Context, cfg *rest.Config, o Options) (*bench, error) {
@@ -344,6 +358,7 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 		return nil, nil, err
 	}
 	start := time.Now()
+	stop := b.watchNeighbour(ctx)
 	err = parallel(n, b.o.Workers, func(i int) error {
 		obj := isvc(floorNS, i)
 		if err := b.user.Create(ctx, obj); err != nil {
@@ -355,8 +370,12 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 		return nil, nil, fmt.Errorf("floor: %w", err)
 	}
 	run.Floor = jsonDuration(time.Since(start))
+	run.NeighbourFloor = stop()
 	b.logf("N=%d floor took %s", n, run.Floor)
-	if run.FloorUnthrottled, err = b.floorUnthrottled(ctx, n); err != nil {
+	stop = b.watchNeighbour(ctx)
+	run.FloorUnthrottled, err = b.floorUnthrottled(ctx, n)
+	run.NeighbourFloorUnthrottled = stop()
+	if err != nil {
 		return nil, nil, err
 	}
 	b.logf("N=%d unthrottled floor took %s", n, run.FloorUnthrottled)
@@ -370,13 +389,15 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 	before := op.counter.snapshot()
 	b.logf("N=%d operator: create and wait for convergence", n)
 	start = time.Now()
+	stop = b.watchNeighbour(ctx)
 	if err := parallel(n, b.o.Workers, func(i int) error { return b.user.Create(ctx, isvc(opNS, i)) }); err != nil {
 		return nil, nil, err
 	}
-	if err := b.waitConverged(ctx, opNS, n, 10*time.Minute); err != nil {
+	if err := b.waitConverged(ctx, opNS, n, 20*time.Minute); err != nil {
 		return nil, nil, err
 	}
 	run.Operator = jsonDuration(time.Since(start))
+	run.NeighbourOperator = stop()
 	run.Ratio = float64(run.Operator) / float64(run.Floor)
 	b.logf("N=%d operator took %s (%.2f x floor)", n, run.Operator, run.Ratio)
 	if err := settle(ctx, 500*time.Millisecond); err != nil {

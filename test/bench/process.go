@@ -44,6 +44,8 @@ type ProcessRun struct {
 	Profile    string `json:"profile,omitempty"`
 	ProfileTop string `json:"profileTop,omitempty"`
 	Restart    *Phase `json:"restart,omitempty"`
+	// Neighbour read latency during the convergence.
+	Neighbour Neighbour `json:"neighbour"`
 }
 
 // Phase is one window of the operator process: requests, reconciles and CPU.
@@ -160,6 +162,7 @@ func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, prof
 	} else {
 		profDone <- nil
 	}
+	stop := b.watchNeighbour(ctx)
 	if err := parallel(n, b.o.Workers, func(i int) error { return b.user.Create(ctx, isvc(ns, i)) }); err != nil {
 		return nil, err
 	}
@@ -167,6 +170,7 @@ func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, prof
 		return nil, err
 	}
 	run.Converge = jsonDuration(time.Since(w.start))
+	run.Neighbour = stop()
 	run.FloorRatio = float64(run.Converge) / float64(floor)
 	ph, err := w.close(ctx, p, n, map[string]int{"POST inferenceservices": n})
 	if err != nil {

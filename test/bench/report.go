@@ -22,6 +22,7 @@ func Markdown(r *Result) string {
 	fmt.Fprintf(&b, "Machine: %s; load average (1, 5, 15 min) at start → end: %s. Operator: --kube-api-qps=%g --kube-api-burst=%d --max-concurrent-reconciles=%d --cache-transform=%s; %d steady rounds; %d removals.\n\n",
 		r.Machine, r.Load, o.QPS, o.Burst, o.MaxConcurrentReconciles, o.CacheTransform, o.Rounds, o.Removals)
 	processTables(&b, r)
+	neighbourTable(&b, r)
 	b.WriteString("In-process operator at the settings above (requests counted at its client), against the floor with the same client limit:\n\n")
 	b.WriteString("| N | converge: operator | floor | ratio | per object (op / floor) | writes per object | no-op reconciles | requests per no-op reconcile (reads / writes) | read-modify-Update (reads / writes) | removal p50 / p99 | direct apply p50 / p99 |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -100,6 +101,30 @@ func processTables(b *strings.Builder, r *Result) {
 			fmtDur(time.Duration(rt.Converge.CPU.Operator)/n), fmtDur(time.Duration(rt.Converge.CPU.APIServer)/n),
 			rt.NoOp.Reconciles, fmtMap(rt.NoOp.Requests), fmtDur(time.Duration(rt.NoOp.CPU.Operator)/time.Duration(max(rt.NoOp.Reconciles, 1))))
 	}
+}
+
+// neighbourTable renders what another tenant's reads took while each convergence ran.
+func neighbourTable(b *strings.Builder, r *Result) {
+	if r.NeighbourIdle.Samples == 0 {
+		return
+	}
+	fmt.Fprintf(b, "A neighbour on the same API server (an ordinary user, API Priority and Fairness level global-default; one GET of a ConfigMap every 50 ms), read latency p50 / p99 / max; idle: %s.\n\n", fmtNeighbour(r.NeighbourIdle))
+	b.WriteString("| N | floor (client limit) | floor unthrottled | operator (settings above) | operator process unthrottled |\n|---|---|---|---|---|\n")
+	for _, run := range r.Runs {
+		proc := "-"
+		if run.Process != nil {
+			proc = fmtNeighbour(run.Process.Neighbour)
+		}
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", run.N, fmtNeighbour(run.NeighbourFloor), fmtNeighbour(run.NeighbourFloorUnthrottled), fmtNeighbour(run.NeighbourOperator), proc)
+	}
+	b.WriteString("\n")
+}
+
+func fmtNeighbour(n Neighbour) string {
+	if n.Samples == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s / %s / %s", n.P50, n.P99, n.Max)
 }
 
 func ratio(a, b jsonDuration) float64 {
