@@ -82,17 +82,17 @@ type Options struct {
 
 // Result is one run.
 type Result struct {
-	Machine string       `json:"machine"`
-	Load    string       `json:"load"`
-	Options Options      `json:"options"`
-	Runs    []Run        `json:"runs"`
-	Memory  *Memory      `json:"memory,omitempty"`
-	Upgrade *Upgrade     `json:"upgrade,omitempty"`
+	Machine string   `json:"machine"`
+	Load    string   `json:"load"`
+	Options Options  `json:"options"`
+	Runs    []Run    `json:"runs"`
+	Memory  *Memory  `json:"memory,omitempty"`
+	Upgrade *Upgrade `json:"upgrade,omitempty"`
 	// NeighbourIdle is the neighbour's read latency with nothing else running.
-	NeighbourIdle Neighbour `json:"neighbourIdle"`
-	Routers *Routers     `json:"routers,omitempty"`
-	Started time.Time    `json:"started"`
-	Took    jsonDuration `json:"took"`
+	NeighbourIdle Neighbour    `json:"neighbourIdle"`
+	Routers       *Routers     `json:"routers,omitempty"`
+	Started       time.Time    `json:"started"`
+	Took          jsonDuration `json:"took"`
 }
 
 // Run is the measurement at one N.
