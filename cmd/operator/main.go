@@ -53,9 +53,9 @@ func main() {
 	var o options
 	flag.StringVar(&o.fieldManager, "field-manager", ownership.DefaultFieldManager, "Field manager of every write the operator makes.")
 	flag.BoolVar(&o.emitScrapeAnnotations, "emit-scrape-annotations", false, "Add prometheus.io/* scrape hints to inference and router pods (an alternative to a PodMonitor; never both).")
-	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "Reconciles run at once per kind.")
-	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Client-side rate limit of API requests per second.")
-	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst of API requests.")
+	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 8, "Reconciles run at once per kind.")
+	flag.Float64Var(&o.qps, "kube-api-qps", -1, "Client-side rate limit of API requests per second and resource kind; negative: none, the API server's Priority and Fairness alone paces the operator.")
+	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst of API requests, with a positive --kube-api-qps.")
 	flag.StringVar(&o.legacyFieldManagers, "legacy-field-managers", strings.Join(ownership.DefaultLegacyFieldManagers, ","), "Comma-separated field managers of the records-based operator, whose Update ownership is migrated once.")
 	flag.BoolVar(&o.adoptLegacyOwnership, "adopt-legacy-ownership", false, "Also take over pod-template keys that a legacy Update entry owns but no applied-pod-* record lists (pruned when not desired).")
 	flag.StringVar(&o.cacheTransform, "cache-transform", controllers.CacheTransformSafe, "What the informer cache drops from objects: safe (last-applied-configuration annotations, and managedFields of metadata-only Secrets; never the managedFields the operator extracts from) or none.")

@@ -177,7 +177,7 @@ func TestArgsFromValues(t *testing.T) {
 		"--zap-log-level=info",
 		"--metrics-bind-address=:8080",
 		"--health-probe-bind-address=:8081",
-		"--max-concurrent-reconciles=4",
+		"--max-concurrent-reconciles=8",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("default args (-want +got):\n%s", diff)
