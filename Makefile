@@ -86,7 +86,7 @@ test: envtest-bin ## The whole suite: unit tests and the integration suite again
 
 ##@ Benchmark
 
-BENCH_ARGS ?= -n 100,300,1000 -r 3 -m 50 -out docs/benchmarks
+BENCH_ARGS ?= -n 100,1000,5000 -r 3 -m 50 -out docs/benchmarks
 
 .PHONY: bench
 bench: envtest-bin ## Converge, steady-state requests, removal latency and memory against in-run baselines; writes docs/benchmarks.

@@ -66,9 +66,9 @@ type Options struct {
 	// convergence with its CPU and the API server's, no-op reconciles, a restart, the upgrade and
 	// the routers scenarios, and RSS at the largest N with each cache transform.
 	OperatorBinary string
-	// Unthrottled are the settings of the operator process's convergence, beside the unthrottled
+	// Unthrottled are the Settings of the operator process's convergence, beside the unthrottled
 	// floor (a negative QPS lifts client-go's limiter: API Priority and Fairness alone).
-	Unthrottled settings
+	Unthrottled Settings
 	// ProfileN is the N whose process convergence is CPU-profiled into ProfileDir (0: none).
 	ProfileN   int
 	ProfileDir string
@@ -76,6 +76,10 @@ type Options struct {
 	// OperatorBinary.
 	UpgradeN int
 	RoutersN int
+	// Sweep are more Settings the operator process converges SweepN objects with, to choose the
+	// defaults from.
+	Sweep  []Settings
+	SweepN int
 	// Log gets progress lines; nil is quiet.
 	Log io.Writer `json:"-"`
 }
@@ -110,6 +114,8 @@ type Run struct {
 	NeighbourOperator         Neighbour `json:"neighbourOperator"`
 	// Process is the operator binary as its own process (unthrottled), when measured.
 	Process *ProcessRun `json:"process,omitempty"`
+	// Sweep is the operator process's convergence with each of Options.Sweep.
+	Sweep []ProcessRun `json:"sweep,omitempty"`
 	// ConvergeRequests are the operator's requests during convergence, by verb and resource.
 	ConvergeRequests map[string]int `json:"convergeRequests"`
 	// Steady state.
@@ -245,6 +251,7 @@ type bench struct {
 	user           client.Client // the person creating objects: no client-side limit
 	observer       cache.Cache   // watches what the operator and the floor write
 	stopObs        context.CancelFunc
+	processRuns    atomic.Int64
 	// neighbour is another tenant of the API server, reading while convergences run.
 	neighbour client.Client
 }
@@ -372,11 +379,15 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 	run.Floor = jsonDuration(time.Since(start))
 	run.NeighbourFloor = stop()
 	b.logf("N=%d floor took %s", n, run.Floor)
-	stop = b.watchNeighbour(ctx)
-	run.FloorUnthrottled, err = b.floorUnthrottled(ctx, n)
-	run.NeighbourFloorUnthrottled = stop()
-	if err != nil {
-		return nil, nil, err
+	if b.o.QPS < 0 { // the floor had no client-side limit either
+		run.FloorUnthrottled, run.NeighbourFloorUnthrottled = run.Floor, run.NeighbourFloor
+	} else {
+		stop = b.watchNeighbour(ctx)
+		run.FloorUnthrottled, err = b.floorUnthrottled(ctx, n)
+		run.NeighbourFloorUnthrottled = stop()
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	b.logf("N=%d unthrottled floor took %s", n, run.FloorUnthrottled)
 
@@ -465,8 +476,17 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 
 	op.stop()
 	if b.o.OperatorBinary != "" {
-		if run.Process, err = b.processRun(ctx, n, time.Duration(run.FloorUnthrottled), n == b.o.ProfileN); err != nil {
+		if run.Process, err = b.processRun(ctx, n, time.Duration(run.FloorUnthrottled), b.o.Unthrottled, false, n == b.o.ProfileN); err != nil {
 			return nil, nil, err
+		}
+		if n == b.o.SweepN {
+			for _, s := range b.o.Sweep {
+				p, err := b.processRun(ctx, n, time.Duration(run.FloorUnthrottled), s, true, false)
+				if err != nil {
+					return nil, nil, err
+				}
+				run.Sweep = append(run.Sweep, *p)
+			}
 		}
 	}
 	if !last {
@@ -521,8 +541,8 @@ func (b *bench) floorUnthrottled(ctx context.Context, n int) (jsonDuration, erro
 }
 
 // settings are the operator's settings of the run (its defaults unless told).
-func (o Options) settings() settings {
-	return settings{QPS: o.QPS, Burst: o.Burst, Concurrency: o.MaxConcurrentReconciles}
+func (o Options) settings() Settings {
+	return Settings{QPS: o.QPS, Burst: o.Burst, Concurrency: o.MaxConcurrentReconciles}
 }
 
 // loadAverage is the machine's 1, 5 and 15 minute load averages.

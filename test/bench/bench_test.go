@@ -33,7 +33,7 @@ func TestSmoke(t *testing.T) {
 	res, err := Main(ctx, Options{
 		Ns: []int{10}, Rounds: 2, Removals: 3,
 		QPS: 50, Burst: 100, MaxConcurrentReconciles: 4, CacheTransform: controllers.CacheTransformSafe, Workers: 4,
-		OperatorBinary: binary, Unthrottled: settings{QPS: -1, Concurrency: 4},
+		OperatorBinary: binary, Unthrottled: Settings{QPS: -1, Concurrency: 4},
 		ProfileN: 10, ProfileDir: t.TempDir(), UpgradeN: 10, RoutersN: 3,
 	})
 	if err != nil {

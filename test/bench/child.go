@@ -64,14 +64,14 @@ func (b *bench) kubeconfig(ctx context.Context, dir string) (string, error) {
 	return path, os.WriteFile(path, data, 0o600)
 }
 
-// settings are the operator's client and concurrency flags.
-type settings struct {
+// Settings are the operator's client and concurrency flags.
+type Settings struct {
 	QPS         float32 `json:"qps"`
 	Burst       int     `json:"burst"`
 	Concurrency int     `json:"maxConcurrentReconciles"`
 }
 
-func (s settings) String() string {
+func (s Settings) String() string {
 	return fmt.Sprintf("--kube-api-qps=%g --kube-api-burst=%d --max-concurrent-reconciles=%d", s.QPS, s.Burst, s.Concurrency)
 }
 
@@ -86,7 +86,7 @@ type process struct {
 
 // startProcess runs the operator binary over namespace ns and waits until its metrics endpoint
 // answers.
-func (b *bench) startProcess(ctx context.Context, ns string, s settings, transform string) (*process, error) {
+func (b *bench) startProcess(ctx context.Context, ns string, s Settings, transform string) (*process, error) {
 	mport, err := freePort()
 	if err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ import (
 // InferenceServices, reconciles each once more with nothing to do, and is restarted over them.
 type ProcessRun struct {
 	N        int      `json:"n"`
-	Settings settings `json:"settings"`
+	Settings Settings `json:"settings"`
 	// Converge is the wall time from the first create to the last object converged; FloorRatio
 	// is it over the unthrottled floor of the same N.
 	Converge   jsonDuration `json:"converge"`
@@ -132,12 +132,13 @@ func waitQuiet(ctx context.Context, p *process, kind string, want float64, quiet
 
 // processRun converges n InferenceServices with the operator binary, unthrottled, then measures
 // no-op reconciles and a restart over them.
-func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, profile bool) (*ProcessRun, error) {
-	ns := fmt.Sprintf("process-%d", n)
+//
+// With convergeOnly, it stops after the convergence (a point of the knob sweep).
+func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, s Settings, convergeOnly, profile bool) (*ProcessRun, error) {
+	ns := fmt.Sprintf("process-%d-%d", n, b.processRuns.Add(1))
 	if err := b.namespace(ctx, ns); err != nil {
 		return nil, err
 	}
-	s := b.o.Unthrottled
 	run := &ProcessRun{N: n, Settings: s}
 	p, err := b.startProcess(ctx, ns, s, b.o.CacheTransform)
 	if err != nil {
@@ -179,6 +180,9 @@ func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, prof
 	run.Requests, run.Reconciles, run.CPU = ph.Requests, ph.Reconciles, ph.CPU
 	b.logf("N=%d operator process took %s (%.2f x unthrottled floor), %d reconciles, CPU %s (API server %s, etcd %s)",
 		n, run.Converge, run.FloorRatio, run.Reconciles, run.CPU.Operator, run.CPU.APIServer, run.CPU.Etcd)
+	if convergeOnly {
+		return run, nil
+	}
 
 	// No-op reconciles: an annotation the operator does not read, once on every object.
 	if w, err = b.openWindow(ctx, p, "inferenceservice"); err != nil {

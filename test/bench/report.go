@@ -23,6 +23,7 @@ func Markdown(r *Result) string {
 		r.Machine, r.Load, o.QPS, o.Burst, o.MaxConcurrentReconciles, o.CacheTransform, o.Rounds, o.Removals)
 	processTables(&b, r)
 	neighbourTable(&b, r)
+	sweepTable(&b, r)
 	b.WriteString("In-process operator at the settings above (requests counted at its client), against the floor with the same client limit:\n\n")
 	b.WriteString("| N | converge: operator | floor | ratio | per object (op / floor) | writes per object | no-op reconciles | requests per no-op reconcile (reads / writes) | read-modify-Update (reads / writes) | removal p50 / p99 | direct apply p50 / p99 |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
@@ -118,6 +119,23 @@ func neighbourTable(b *strings.Builder, r *Result) {
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", run.N, fmtNeighbour(run.NeighbourFloor), fmtNeighbour(run.NeighbourFloorUnthrottled), fmtNeighbour(run.NeighbourOperator), proc)
 	}
 	b.WriteString("\n")
+}
+
+// sweepTable renders the operator process's convergence with other Settings.
+func sweepTable(b *strings.Builder, r *Result) {
+	for _, run := range r.Runs {
+		if len(run.Sweep) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "Knobs: the operator process converging N=%d with each setting (unthrottled floor %s):\n\n", run.N, run.FloorUnthrottled)
+		b.WriteString("| Settings | converge | ratio to unthrottled floor | operator CPU per object | API server CPU per object | neighbour p50 / p99 / max |\n|---|---|---|---|---|---|\n")
+		for _, p := range append([]ProcessRun{*run.Process}, run.Sweep...) {
+			n := time.Duration(run.N)
+			fmt.Fprintf(b, "| %s | %s | %.2f | %s | %s | %s |\n", p.Settings, p.Converge, p.FloorRatio,
+				fmtDur(time.Duration(p.CPU.Operator)/n), fmtDur(time.Duration(p.CPU.APIServer)/n), fmtNeighbour(p.Neighbour))
+		}
+		b.WriteString("\n")
+	}
 }
 
 func fmtNeighbour(n Neighbour) string {
