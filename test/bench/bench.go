@@ -29,6 +29,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -106,8 +107,12 @@ type Run struct {
 	Operator jsonDuration `json:"operator"`
 	Floor    jsonDuration `json:"floor"`
 	Ratio    float64      `json:"ratio"`
-	// FloorUnthrottled is the floor without a client-side limit.
-	FloorUnthrottled jsonDuration `json:"floorUnthrottled"`
+	// FloorCPU is the API server's and etcd's CPU during the floor.
+	FloorCPU CPU `json:"floorCPU"`
+	// FloorUnthrottled is the floor without a client-side limit, as the operator process's user,
+	// run right before the operator process; FloorUnthrottledCPU the API server's and etcd's CPU.
+	FloorUnthrottled    jsonDuration `json:"floorUnthrottled"`
+	FloorUnthrottledCPU CPU          `json:"floorUnthrottledCPU"`
 	// Neighbour read latency during the floor, the unthrottled floor and the operator's convergence.
 	NeighbourFloor            Neighbour `json:"neighbourFloor"`
 	NeighbourFloorUnthrottled Neighbour `json:"neighbourFloorUnthrottled"`
@@ -366,6 +371,7 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 	}
 	start := time.Now()
 	stop := b.watchNeighbour(ctx)
+	cpu0 := b.cpu.mark(-1)
 	err = parallel(n, b.o.Workers, func(i int) error {
 		obj := isvc(floorNS, i)
 		if err := b.user.Create(ctx, obj); err != nil {
@@ -377,19 +383,9 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 		return nil, nil, fmt.Errorf("floor: %w", err)
 	}
 	run.Floor = jsonDuration(time.Since(start))
+	run.FloorCPU = cpu0.to(b.cpu.mark(-1))
 	run.NeighbourFloor = stop()
 	b.logf("N=%d floor took %s", n, run.Floor)
-	if b.o.QPS < 0 { // the floor had no client-side limit either
-		run.FloorUnthrottled, run.NeighbourFloorUnthrottled = run.Floor, run.NeighbourFloor
-	} else {
-		stop = b.watchNeighbour(ctx)
-		run.FloorUnthrottled, err = b.floorUnthrottled(ctx, n)
-		run.NeighbourFloorUnthrottled = stop()
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	b.logf("N=%d unthrottled floor took %s", n, run.FloorUnthrottled)
 
 	// The operator.
 	op, err := startOperator(ctx, b.cfg, opNS, b.o)
@@ -476,6 +472,15 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 
 	op.stop()
 	if b.o.OperatorBinary != "" {
+		// The floor the operator process is compared with runs right before it, as the same user:
+		// the same API server state (it grows with every phase) and the same priority level.
+		stop := b.watchNeighbour(ctx)
+		run.FloorUnthrottled, run.FloorUnthrottledCPU, err = b.floorUnthrottled(ctx, n)
+		run.NeighbourFloorUnthrottled = stop()
+		if err != nil {
+			return nil, nil, err
+		}
+		b.logf("N=%d unthrottled floor took %s", n, run.FloorUnthrottled)
 		if run.Process, err = b.processRun(ctx, n, time.Duration(run.FloorUnthrottled), b.o.Unthrottled, false, n == b.o.ProfileN); err != nil {
 			return nil, nil, err
 		}
@@ -516,20 +521,24 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 	return run, mem, nil
 }
 
-// floorUnthrottled is the floor without a client-side limit: what the API server itself allows.
-func (b *bench) floorUnthrottled(ctx context.Context, n int) (jsonDuration, error) {
+// floorUnthrottled is the floor without a client-side limit, as the operator process's user:
+// what the API server itself allows that user.
+func (b *bench) floorUnthrottled(ctx context.Context, n int) (jsonDuration, CPU, error) {
 	ns := fmt.Sprintf("floor-unthrottled-%d", n)
 	if err := b.namespace(ctx, ns); err != nil {
-		return 0, err
+		return 0, CPU{}, err
 	}
 	b.logf("N=%d unthrottled floor", n)
-	cfg := rest.CopyConfig(b.cfg)
+	cfg, err := clientcmd.BuildConfigFromFlags("", b.kubeconfigPath)
+	if err != nil {
+		return 0, CPU{}, err
+	}
 	cfg.QPS, cfg.Burst, cfg.UserAgent = -1, 0, "bench-floor-unthrottled"
 	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
 	if err != nil {
-		return 0, err
+		return 0, CPU{}, err
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), b.cpu.mark(-1)
 	err = parallel(n, b.o.Workers, func(i int) error {
 		obj := isvc(ns, i)
 		if err := b.user.Create(ctx, obj); err != nil {
@@ -537,7 +546,7 @@ func (b *bench) floorUnthrottled(ctx context.Context, n int) (jsonDuration, erro
 		}
 		return writeLikeOperator(ctx, c, obj)
 	})
-	return jsonDuration(time.Since(start)), err
+	return jsonDuration(time.Since(start)), cpu0.to(b.cpu.mark(-1)), err
 }
 
 // settings are the operator's settings of the run (its defaults unless told).

@@ -62,18 +62,19 @@ func processTables(b *strings.Builder, r *Result) {
 	}
 	if len(runs) > 0 {
 		p := runs[0].Process
-		fmt.Fprintf(b, "Operator binary as its own process (%s), unthrottled floor (no client-side limit), CPU from /proc/<pid>/stat of the operator, kube-apiserver and etcd over the same window:\n\n", p.Settings)
-		b.WriteString("| N | floor unthrottled | operator | ratio | per object (op / floor) | reconciles per object | writes per object | CPU per object: operator / API server / etcd | operator / API server CPU | no-op reconcile: CPU, requests | restart: took, reconciles, requests, operator CPU / API server CPU | RSS after restart |\n")
-		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(b, "Operator binary as its own process (%s), as a service account (API Priority and Fairness level workload-low), against the unthrottled floor run right before it as the same user; CPU from /proc/<pid>/stat of the operator, kube-apiserver and etcd over the same window:\n\n", p.Settings)
+		b.WriteString("| N | floor unthrottled | operator | ratio | per object (op / floor) | reconciles per object | writes per object | CPU per object: operator / API server / etcd | floor: API server / etcd CPU per object | operator / API server CPU | no-op reconcile: CPU, requests | restart: took, reconciles, requests, operator CPU / API server CPU | RSS after restart |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, run := range runs {
 			p := run.Process
 			n := time.Duration(run.N)
 			rs := p.Restart
-			fmt.Fprintf(b, "| %d | %s | %s | %.2f | %s / %s | %.2f | %.2f | %s / %s / %s | %.2f | %s, %d | %s, %d, %d, %s / %s | %s |\n",
+			fmt.Fprintf(b, "| %d | %s | %s | %.2f | %s / %s | %.2f | %.2f | %s / %s / %s | %s / %s | %.2f | %s, %d | %s, %d, %d, %s / %s | %s |\n",
 				run.N, run.FloorUnthrottled, p.Converge, p.FloorRatio,
 				fmtDur(time.Duration(p.Converge)/n), fmtDur(time.Duration(run.FloorUnthrottled)/n),
 				float64(p.Reconciles)/float64(run.N), float64(writes(p.Requests))/float64(run.N),
 				fmtDur(time.Duration(p.CPU.Operator)/n), fmtDur(time.Duration(p.CPU.APIServer)/n), fmtDur(time.Duration(p.CPU.Etcd)/n),
+				fmtDur(time.Duration(run.FloorUnthrottledCPU.APIServer)/n), fmtDur(time.Duration(run.FloorUnthrottledCPU.Etcd)/n),
 				ratio(p.CPU.Operator, p.CPU.APIServer),
 				fmtDur(time.Duration(p.NoOpCPU.Operator)/time.Duration(max(p.NoOpReconciles, 1))), total(p.NoOpRequests),
 				rs.Took, rs.Reconciles, total(rs.Requests), rs.CPU.Operator, rs.CPU.APIServer, mib(rs.RSS))
