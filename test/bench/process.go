@@ -152,8 +152,8 @@ func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, s Se
 	}
 	profDone := make(chan error, 1)
 	if profile {
-		// A CPU profile covers a fixed window: twice the floor, which the goal (1.2x) fits in;
-		// the idle rest of it holds no samples.
+		// A CPU profile covers a fixed window: twice the floor plus 5 s, which the goal (1.2x)
+		// fits in; the idle rest of it holds no samples.
 		if err := os.MkdirAll(b.o.ProfileDir, 0o755); err != nil {
 			return nil, err
 		}
@@ -180,6 +180,13 @@ func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, s Se
 	run.Requests, run.Reconciles, run.CPU = ph.Requests, ph.Reconciles, ph.CPU
 	b.logf("N=%d operator process took %s (%.2f x unthrottled floor), %d reconciles, CPU %s (API server %s, etcd %s)",
 		n, run.Converge, run.FloorRatio, run.Reconciles, run.CPU.Operator, run.CPU.APIServer, run.CPU.Etcd)
+	// The profile holds the convergence alone: nothing else happens until its window ends.
+	if err := <-profDone; err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	if run.Profile != "" {
+		run.ProfileTop = pprofTop(b.o.OperatorBinary, run.Profile)
+	}
 	if convergeOnly {
 		return run, nil
 	}
@@ -195,12 +202,6 @@ func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, s Se
 		return nil, err
 	}
 	run.NoOpReconciles, run.NoOpRequests, run.NoOpCPU = ph.Reconciles, ph.Requests, ph.CPU
-	if err := <-profDone; err != nil {
-		return nil, fmt.Errorf("profile: %w", err)
-	}
-	if run.Profile != "" {
-		run.ProfileTop = pprofTop(b.o.OperatorBinary, run.Profile)
-	}
 
 	// Restart: stop it, start it again over the converged objects.
 	p.stop()
