@@ -93,6 +93,9 @@ type Result struct {
 	Runs    []Run    `json:"runs"`
 	Memory  *Memory  `json:"memory,omitempty"`
 	Upgrade *Upgrade `json:"upgrade,omitempty"`
+	// APIServerIdle is the API server's CPU (cores) with nothing but the neighbour running: the
+	// background of every window.
+	APIServerIdle float64 `json:"apiserverIdleCores"`
 	// NeighbourIdle is the neighbour's read latency with nothing else running.
 	NeighbourIdle Neighbour    `json:"neighbourIdle"`
 	Routers       *Routers     `json:"routers,omitempty"`
@@ -107,8 +110,10 @@ type Run struct {
 	Operator jsonDuration `json:"operator"`
 	Floor    jsonDuration `json:"floor"`
 	Ratio    float64      `json:"ratio"`
-	// FloorCPU is the API server's and etcd's CPU during the floor.
-	FloorCPU CPU `json:"floorCPU"`
+	// FloorCPU and OperatorCPU are the API server's and etcd's CPU during the floor and the
+	// in-process operator's convergence (the operator's own CPU is not separable in-process).
+	FloorCPU    CPU `json:"floorCPU"`
+	OperatorCPU CPU `json:"operatorCPU"`
 	// FloorUnthrottled is the floor without a client-side limit, as the operator process's user,
 	// run right before the operator process; FloorUnthrottledCPU the API server's and etcd's CPU.
 	FloorUnthrottled    jsonDuration `json:"floorUnthrottled"`
@@ -199,8 +204,11 @@ func Main(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("neighbour: %w", err)
 	}
 	stop := b.watchNeighbour(ctx)
-	time.Sleep(3 * time.Second)
+	idle0, idleStart := b.cpu.mark(-1), time.Now()
+	time.Sleep(5 * time.Second)
 	res.NeighbourIdle = stop()
+	idle := idle0.to(b.cpu.mark(-1))
+	res.APIServerIdle = float64(idle.APIServer) / float64(time.Since(idleStart))
 	metricsCfg := rest.CopyConfig(cfg)
 	metricsCfg.QPS, metricsCfg.Burst, metricsCfg.UserAgent = -1, 0, "bench-metrics"
 	if b.apiReqs, err = newAPIServerRequests(metricsCfg); err != nil {
@@ -397,6 +405,7 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 	b.logf("N=%d operator: create and wait for convergence", n)
 	start = time.Now()
 	stop = b.watchNeighbour(ctx)
+	cpu0 = b.cpu.mark(-1)
 	if err := parallel(n, b.o.Workers, func(i int) error { return b.user.Create(ctx, isvc(opNS, i)) }); err != nil {
 		return nil, nil, err
 	}
@@ -404,6 +413,7 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 		return nil, nil, err
 	}
 	run.Operator = jsonDuration(time.Since(start))
+	run.OperatorCPU = cpu0.to(b.cpu.mark(-1))
 	run.NeighbourOperator = stop()
 	run.Ratio = float64(run.Operator) / float64(run.Floor)
 	b.logf("N=%d operator took %s (%.2f x floor)", n, run.Operator, run.Ratio)

@@ -24,14 +24,16 @@ func Markdown(r *Result) string {
 	processTables(&b, r)
 	neighbourTable(&b, r)
 	sweepTable(&b, r)
+	fmt.Fprintf(&b, "The API server's background (nothing but the neighbour running): %.2f cores.\n\n", r.APIServerIdle)
 	b.WriteString("In-process operator at the settings above (requests counted at its client), against the floor with the same client limit:\n\n")
-	b.WriteString("| N | converge: operator | floor | ratio | per object (op / floor) | writes per object | no-op reconciles | requests per no-op reconcile (reads / writes) | read-modify-Update (reads / writes) | removal p50 / p99 | direct apply p50 / p99 |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| N | converge: operator | floor | ratio | per object (op / floor) | API server CPU per object (op / floor) | writes per object | no-op reconciles | requests per no-op reconcile (reads / writes) | read-modify-Update (reads / writes) | removal p50 / p99 | direct apply p50 / p99 |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, run := range r.Runs {
 		_, w := split(run.ConvergeRequests)
-		fmt.Fprintf(&b, "| %d | %s | %s | %.2f | %s / %s | %.2f | %d | %.2f / %.2f | %.2f / %.2f | %s / %s | %s / %s |\n",
+		fmt.Fprintf(&b, "| %d | %s | %s | %.2f | %s / %s | %s / %s | %.2f | %d | %.2f / %.2f | %.2f / %.2f | %s / %s | %s / %s |\n",
 			run.N, run.Operator, run.Floor, run.Ratio,
 			fmtDur(time.Duration(run.Operator)/time.Duration(run.N)), fmtDur(time.Duration(run.Floor)/time.Duration(run.N)),
+			fmtDur(time.Duration(run.OperatorCPU.APIServer)/time.Duration(run.N)), fmtDur(time.Duration(run.FloorCPU.APIServer)/time.Duration(run.N)),
 			float64(w)/float64(run.N), run.SteadyReconciles, run.SteadyReads, run.SteadyWrites,
 			run.UpdateReads, run.UpdateWrites, run.RemovalP50, run.RemovalP99, run.ApplyP50, run.ApplyP99)
 	}
