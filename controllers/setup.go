@@ -16,6 +16,7 @@ import (
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/rollout"
+	"github.com/llmkube/operator/controllers/status"
 )
 
 // Config is what the reconcilers need from the command line.
@@ -23,8 +24,9 @@ type Config struct {
 	FieldManager            string
 	EmitScrapeAnnotations   bool
 	MaxConcurrentReconciles int
-	// LegacyFieldManagers are the records-based operator's field managers (Update entries);
-	// ownership.DefaultLegacyFieldManagers when empty.
+	// LegacyFieldManagers are the records-based operator's field managers (Update entries):
+	// ownership.DefaultLegacyFieldManagers when nil, none when empty but not nil
+	// (`--legacy-field-managers=`).
 	LegacyFieldManagers []string
 	// AdoptLegacyOwnership also takes over template keys the legacy entry owns but no record lists.
 	AdoptLegacyOwnership bool
@@ -36,17 +38,18 @@ type Config struct {
 // Setup registers every reconciler with mgr. Tests call it too, so that the suite runs exactly
 // the wiring the binary runs.
 func Setup(mgr ctrl.Manager, cfg Config) error {
-	recorder := ownership.LimitedRecorder{Recorder: mgr.GetEventRecorder(cfg.FieldManager)}
-	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder, Written: &ownership.OwnWrites{FieldManager: cfg.FieldManager}}
+	recorder := status.LimitedRecorder{Recorder: mgr.GetEventRecorder(cfg.FieldManager)}
 	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles}
 	legacy := ownership.Legacy{FieldManagers: cfg.LegacyFieldManagers, Adopt: cfg.AdoptLegacyOwnership}
-	if len(legacy.FieldManagers) == 0 {
+	if legacy.FieldManagers == nil {
 		legacy.FieldManagers = ownership.DefaultLegacyFieldManagers
 	}
-	migrator := ownership.Migrator{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
-		FieldManager: cfg.FieldManager, Legacy: legacy,
-	}
+	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder,
+		Written: &ownership.OwnWrites{FieldManager: cfg.FieldManager},
+		Migrator: ownership.Migrator{
+			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
+			FieldManager: cfg.FieldManager, Legacy: legacy,
+		}}
 	prober := rollout.NewProber(mgr.GetAPIReader())
 	if cfg.ProbeTransport != nil {
 		prober.HTTP.Transport = cfg.ProbeTransport
@@ -55,7 +58,6 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		Client:                mgr.GetClient(),
 		Applier:               applier,
 		Recorder:              recorder,
-		Migrator:              migrator,
 		Gate:                  &rollout.Gate{Prober: prober},
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
 	}).SetupWithManager(mgr, opts); err != nil {
@@ -65,7 +67,6 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		Client:                mgr.GetClient(),
 		Applier:               applier,
 		Recorder:              recorder,
-		Migrator:              migrator,
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
 	}).SetupWithManager(mgr, opts)
 }

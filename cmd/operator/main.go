@@ -56,7 +56,7 @@ func main() {
 	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 8, "Reconciles run at once per kind.")
 	flag.Float64Var(&o.qps, "kube-api-qps", -1, "Client-side rate limit of API requests per second and resource kind; negative: none, the API server's Priority and Fairness alone paces the operator.")
 	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst of API requests, with a positive --kube-api-qps.")
-	flag.StringVar(&o.legacyFieldManagers, "legacy-field-managers", strings.Join(ownership.DefaultLegacyFieldManagers, ","), "Comma-separated field managers of the records-based operator, whose Update ownership is migrated once.")
+	flag.StringVar(&o.legacyFieldManagers, "legacy-field-managers", strings.Join(ownership.DefaultLegacyFieldManagers, ","), "Comma-separated field managers of the records-based operator, whose Update ownership is migrated once; empty for none.")
 	flag.BoolVar(&o.adoptLegacyOwnership, "adopt-legacy-ownership", false, "Also take over pod-template keys that a legacy Update entry owns but no applied-pod-* record lists (pruned when not desired).")
 	flag.StringVar(&o.cacheTransform, "cache-transform", controllers.CacheTransformSafe, "What the informer cache drops from objects: safe (last-applied-configuration annotations, and managedFields of metadata-only Secrets; never the managedFields the operator extracts from) or none.")
 	flag.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to watch; all when empty.")
@@ -152,8 +152,9 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 		FieldManager:            o.fieldManager,
 		EmitScrapeAnnotations:   o.emitScrapeAnnotations,
 		MaxConcurrentReconciles: o.maxConcurrentReconciles,
-		LegacyFieldManagers:     splitList(o.legacyFieldManagers),
-		AdoptLegacyOwnership:    o.adoptLegacyOwnership,
+		// Not nil even when empty: `--legacy-field-managers=` means no legacy manager at all.
+		LegacyFieldManagers:  append([]string{}, splitList(o.legacyFieldManagers)...),
+		AdoptLegacyOwnership: o.adoptLegacyOwnership,
 	}); err != nil {
 		return nil, err
 	}

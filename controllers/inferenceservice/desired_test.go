@@ -190,7 +190,7 @@ func TestStatusPhases(t *testing.T) {
 	if st := Status(i, ready, nil, nil).Status; *st.Phase != inferencev1alpha1.PhaseReady || *st.ReadyReplicas != 1 {
 		t.Fatalf("ready: %+v", st)
 	}
-	st = Status(i, ready, errTest("denied"), nil).Status
+	st = Status(i, ready, []error{errTest("denied")}, nil).Status
 	if *st.Phase != inferencev1alpha1.PhaseDegraded {
 		t.Fatalf("degraded: %+v", st)
 	}

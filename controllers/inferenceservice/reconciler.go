@@ -10,9 +10,6 @@ package inferenceservice
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -35,11 +32,14 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/retry"
 	"github.com/llmkube/operator/controllers/rollout"
+	"github.com/llmkube/operator/controllers/status"
 )
 
 // +kubebuilder:rbac:groups=inference.llmkube.dev,resources=inferenceservices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=inference.llmkube.dev,resources=inferenceservices/status,verbs=get;patch
+// +kubebuilder:rbac:groups=inference.llmkube.dev,resources=inferenceservices/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=autoscaling,resources=horizontalpodautoscalers,verbs=get;list;watch;create;patch;delete
@@ -53,21 +53,20 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	// Gate holds pod-template changes back until the runtime is idle (rolloutPolicy.waitForIdle).
 	Gate *rollout.Gate
-	// Migrator hands the records-based operator's ownership to the field manager, once.
-	Migrator ownership.Migrator
 	// EmitScrapeAnnotations adds prometheus.io/* hints to the pod template.
 	EmitScrapeAnnotations bool
 
-	// lastStatus is, per InferenceService, the last status this process wrote and the
-	// resourceVersion it was computed from, until the cache has moved past it (see
-	// reconcileStatus).
-	lastStatus sync.Map
+	// statusWrites deduplicates status writes while the cache lags behind the last one.
+	statusWrites status.Writes
+	// refused is the backoff of writes the API server refused.
+	refused *retry.Refused
 }
 
 // SetupWithManager watches InferenceServices and the objects they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	r.refused = retry.NewRefused()
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&inferencev1alpha1.InferenceService{}, builder.WithPredicates(ownership.SpecOrMetadataChanged)).
+		For(&inferencev1alpha1.InferenceService{}, builder.WithPredicates(status.SpecOrMetadataChanged)).
 		Owns(&appsv1.Deployment{}, builder.WithPredicates(r.Applier.Written.Predicate())).
 		Owns(&corev1.Service{}, builder.WithPredicates(r.Applier.Written.Predicate())).
 		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(r.Applier.Written.Predicate())).
@@ -82,7 +81,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	isvc := &inferencev1alpha1.InferenceService{}
 	if err := r.Client.Get(ctx, req.NamespacedName, isvc); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.lastStatus.Delete(req.NamespacedName)
+			r.statusWrites.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -92,34 +91,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	live, err := r.liveDeployment(ctx, isvc)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, ownership.Fail("Deployment", req.NamespacedName, ownership.StepRead, err)
 	}
-	var rejected []error
-	applied, deferred, err := r.reconcileDeployment(ctx, isvc, live)
-	if err != nil {
-		rejected = append(rejected, err)
-	} else if applied != nil {
+	// Each object converges on its own: a failure of one is reported and never stops the others.
+	applied, deferred, failures := r.reconcileDeployment(ctx, isvc, live)
+	if applied != nil {
 		live = applied
 	}
 	if err := r.reconcileService(ctx, isvc); err != nil {
-		rejected = append(rejected, err)
+		failures = append(failures, err)
 	}
 	if err := r.reconcileHPA(ctx, isvc); err != nil {
-		rejected = append(rejected, err)
+		failures = append(failures, err)
 	}
-	applyErr := errors.Join(rejected...)
-	ownership.ReportRejection(r.Recorder, isvc, isvc.Status.Conditions, isvc.Generation, applyErr)
-	if err := r.reconcileStatus(ctx, isvc, live, applyErr, deferred); err != nil {
+	status.ReportFailure(r.Recorder, isvc, isvc.Status.Conditions, isvc.Generation, failures)
+	if err := r.reconcileStatus(ctx, isvc, live, failures, deferred); err != nil {
 		return ctrl.Result{}, err
 	}
-	// A rejection by validation will not heal by retrying the same spec; anything else might.
-	if applyErr != nil && !ownership.Permanent(rejected) {
-		return ctrl.Result{}, applyErr
+	res, err := r.refused.Result(req, failures)
+	if err == nil && deferred != nil && (res.RequeueAfter == 0 || deferred.RequeueAfter < res.RequeueAfter) {
+		res.RequeueAfter = deferred.RequeueAfter
 	}
-	if deferred != nil {
-		return ctrl.Result{RequeueAfter: deferred.RequeueAfter}, nil
-	}
-	return ctrl.Result{}, nil
+	return res, err
 }
 
 func (r *Reconciler) liveDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService) (*appsv1.Deployment, error) {
@@ -133,76 +126,119 @@ func (r *Reconciler) liveDeployment(ctx context.Context, isvc *inferencev1alpha1
 
 var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
 
-// replicas decides what the apply says about spec.replicas.
+// replicas decides what the apply says about spec.replicas, and whether the apply must be guarded
+// by live's resourceVersion.
 //
 // Note: with autoscaling, the operator keeps the live value until another manager (the HPA, or
 // a person through the scale subresource) owns the field, and then leaves it out. Dropping it
 // while the operator is its only owner would delete it and the Deployment would fall back to one
 // replica: this is the handover the server-side apply documentation describes for autoscalers.
-func (r *Reconciler) replicas(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) *int32 {
+// The live value comes from the cache, which may lag behind an HPA's newer write: so the apply
+// that carries it is guarded by the resourceVersion it was read at, and a stale read fails with a
+// conflict (and is retried on a fresh read) instead of forcing an old replica count back.
+func (r *Reconciler) replicas(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) (*int32, bool, error) {
 	as := isvc.Spec.Autoscaling
 	if as == nil {
-		return ptr.To(ptr.Deref(isvc.Spec.Replicas, 1))
+		return ptr.To(ptr.Deref(isvc.Spec.Replicas, 1)), false, nil
 	}
 	if live == nil {
-		return ptr.To(ptr.Deref(as.MinReplicas, 1))
+		return ptr.To(ptr.Deref(as.MinReplicas, 1)), false, nil
 	}
-	if len(ownership.OtherOwners(live, r.Applier.FieldManager, replicasPath)) > 0 {
-		return nil
+	others, err := ownership.OtherOwners(live, r.Applier.FieldManager, replicasPath)
+	if err != nil || len(others) > 0 {
+		return nil, false, err
 	}
-	return ptr.To(ptr.Deref(live.Spec.Replicas, ptr.Deref(as.MinReplicas, 1)))
+	return ptr.To(ptr.Deref(live.Spec.Replicas, ptr.Deref(as.MinReplicas, 1))), true, nil
 }
 
 // reconcileDeployment applies the Deployment when the owned fields differ, and then returns it as
 // the API server answered, so that the status of this reconcile describes the Deployment as it is
 // now, not as the cache had it before the write. It also returns the gate's decision when it held
-// the pod template back.
+// the pod template back, and what failed.
 //
-// Note: without the answer, the first reconcile reported DeploymentAbsent (and a spec change
-// reported the old generation as rolled out) and the Deployment's own event brought a second status
-// write per object: 2.3 status writes per InferenceService during convergence instead of 1.
-func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) (*appsv1.Deployment, *rollout.Decision, error) {
+// Note: a failure of the rollout gate (reading EndpointSlices, say) holds the pod template back as
+// a deferral would, and everything else of the Deployment is still applied.
+func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) (*appsv1.Deployment, *rollout.Decision, []error) {
+	key := client.ObjectKeyFromObject(isvc)
+	fail := func(step ownership.Step, err error) []error {
+		return []error{ownership.Fail("Deployment", key, step, err)}
+	}
+	replicas, guard, err := r.replicas(isvc, live)
+	if err != nil {
+		return nil, nil, fail(ownership.StepExtract, err)
+	}
 	in := Inputs{
 		EmitScrapeAnnotations: r.EmitScrapeAnnotations,
 		Ready:                 live != nil && live.Status.ReadyReplicas > 0,
-		Replicas:              r.replicas(isvc, live),
+		Replicas:              replicas,
 	}
 	desired, err := Deployment(isvc, in)
 	if err != nil {
-		return nil, nil, fmt.Errorf("Deployment %s: %w", isvc.Name, err)
+		return nil, nil, fail(ownership.StepBuild, err)
 	}
 	var owned any
 	var deferred *rollout.Decision
+	var failures []error
 	if live != nil {
-		if live, err = r.Migrator.MigrateIfNeeded(ctx, isvc, "InferenceService", live, desired); err != nil {
-			return nil, nil, err
+		if r.Applier.Migrator.Legacy.NeedsMigration(live, r.Applier.FieldManager) {
+			target, err := migrationTarget(isvc, in, live)
+			if err != nil {
+				return nil, nil, fail(ownership.StepBuild, err)
+			}
+			if live, err = ownership.MigrateIfNeeded(ctx, r.Applier.Migrator, isvc, "InferenceService", live, target); err != nil {
+				return nil, nil, []error{err}
+			}
 		}
 		extracted, err := appsv1ac.ExtractDeployment(live, r.Applier.FieldManager)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fail(ownership.StepExtract, err)
 		}
 		if desired, err = keepStartupProtection(isvc, in, desired, extracted); err != nil {
-			return nil, nil, err
+			return nil, nil, fail(ownership.StepBuild, err)
 		}
 		if deferred, err = r.gate(ctx, isvc, desired, extracted); err != nil {
-			return nil, nil, err
+			desired.Spec.Template = extracted.Spec.Template
+			failures = append(failures, ownership.Fail("Deployment", key, ownership.StepGate, err))
+		}
+		if guard {
+			desired.WithResourceVersion(live.ResourceVersion)
 		}
 		owned = extracted
 	}
 	sent, err := r.Applier.ApplyIfChanged(ctx, ownership.Change{Owner: isvc, Live: liveObject(live), Owned: owned, Desired: desired})
 	if err != nil {
-		return nil, deferred, fmt.Errorf("Deployment apply rejected by the API server: %w", err)
+		return nil, deferred, append(failures, ownership.Fail("Deployment", key, ownership.StepApply, err))
 	}
 	if !sent {
-		return live, deferred, nil
+		return live, deferred, failures
 	}
 	log.FromContext(ctx).V(1).Info("applied", "kind", "Deployment")
-	// The apply decoded the server's answer into desired: the whole Deployment as written.
-	applied := &appsv1.Deployment{}
-	if err := convert(desired, applied); err != nil || applied.Generation == 0 {
-		return live, deferred, nil //nolint:nilerr // the status then uses what was read; the next event corrects it
+	if applied, ok := ownership.Answer(desired, &appsv1.Deployment{}); ok {
+		return applied, deferred, failures
 	}
-	return applied, deferred, nil
+	return live, deferred, failures // the status then uses what was read; the next event corrects it
+}
+
+// migrationTarget is what the migration of live takes over: the desired Deployment with startup
+// protection kept, and do-not-disrupt whenever live carries it.
+//
+// Note: the legacy operator set karpenter.sh/do-not-disrupt through its Update entry; on a Ready
+// Deployment the desired template no longer has it, so without this nobody would own it after
+// the migration and server-side apply would never prune it (protectStartup silently turned into
+// protectAlways). Owned, it leaves by keepStartupProtection's rule: with the next roll that
+// happens for another reason, or at once when the spec asks for no startup protection.
+func migrationTarget(isvc *inferencev1alpha1.InferenceService, in Inputs, live *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	in.KeepStartupProtection = true
+	target, err := Deployment(isvc, in)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := live.Spec.Template.Annotations[AnnotationDoNotDisrupt]; ok {
+		if _, set := target.Spec.Template.Annotations[AnnotationDoNotDisrupt]; !set {
+			target.Spec.Template.WithAnnotations(map[string]string{AnnotationDoNotDisrupt: v})
+		}
+	}
+	return target, nil
 }
 
 // gate holds a pod-template change back while the rollout gate says so: desired then carries the
@@ -257,33 +293,25 @@ func (r *Reconciler) reconcileService(ctx context.Context, isvc *inferencev1alph
 	return ownership.Sync(ctx, r.Applier, r.Client, isvc, client.ObjectKeyFromObject(isvc), &corev1.Service{}, corev1ac.ExtractService, Service(isvc))
 }
 
+// reconcileHPA applies the HPA with spec.autoscaling, and deletes the one it controls without.
 func (r *Reconciler) reconcileHPA(ctx context.Context, isvc *inferencev1alpha1.InferenceService) error {
+	key := client.ObjectKeyFromObject(isvc)
 	desired, err := HPA(isvc)
 	if err != nil {
-		return fmt.Errorf("HorizontalPodAutoscaler %s: %w", isvc.Name, err)
+		return ownership.Fail("HorizontalPodAutoscaler", key, ownership.StepBuild, err)
+	}
+	if desired != nil {
+		return ownership.Sync(ctx, r.Applier, r.Client, isvc, key, &autoscalingv2.HorizontalPodAutoscaler{},
+			autoscalingv2ac.ExtractHorizontalPodAutoscaler, desired)
 	}
 	live := &autoscalingv2.HorizontalPodAutoscaler{}
-	exists := true
-	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(isvc), live); apierrors.IsNotFound(err) {
-		exists = false
-	} else if err != nil {
-		return err
+	if err := r.Client.Get(ctx, key, live); err != nil {
+		return client.IgnoreNotFound(err)
 	}
-	if desired == nil {
-		if exists && metav1.IsControlledBy(live, isvc) {
-			return client.IgnoreNotFound(r.Client.Delete(ctx, live, client.Preconditions{UID: &live.UID}))
-		}
-		return nil
+	if metav1.IsControlledBy(live, isvc) {
+		return client.IgnoreNotFound(r.Client.Delete(ctx, live, client.Preconditions{UID: &live.UID}))
 	}
-	c := ownership.Change{Owner: isvc, Desired: desired}
-	if exists {
-		owned, err := autoscalingv2ac.ExtractHorizontalPodAutoscaler(live, r.Applier.FieldManager)
-		if err != nil {
-			return err
-		}
-		c.Live, c.Owned = live, owned
-	}
-	return r.Applier.ApplyChange(ctx, c)
+	return nil
 }
 
 // liveObject keeps a nil Deployment a nil interface.
@@ -293,5 +321,3 @@ func liveObject(d *appsv1.Deployment) client.Object {
 	}
 	return d
 }
-
-// syncMap maps an object to a resourceVersion, safe for concurrent reconciles.

@@ -7,9 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package inferenceservice
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,6 +19,7 @@ import (
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/rollout"
+	"github.com/llmkube/operator/controllers/status"
 )
 
 // Condition reasons.
@@ -33,12 +32,12 @@ const (
 )
 
 // Status is the status the operator wants for isvc, given its live Deployment (nil when absent)
-// and the error of this reconcile's applies. Conditions keep their lastTransitionTime while their
+// and what failed in this reconcile. Conditions keep their lastTransitionTime while their
 // status stays the same, so an unchanged world yields an unchanged status.
 //
 // deferred is the rollout gate's decision when it held the pod template back: it becomes the
 // RolloutDeferred condition, which is left out (so removed) once the template lands.
-func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, applyErr error, deferred *rollout.Decision) *acv1alpha1.InferenceServiceApplyConfiguration {
+func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision) *acv1alpha1.InferenceServiceApplyConfiguration {
 	conds := append([]metav1.Condition(nil), isvc.Status.Conditions...)
 	gen := isvc.Generation
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
@@ -69,7 +68,7 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, a
 			set(inferencev1alpha1.ConditionProgressing, metav1.ConditionFalse, ReasonRolledOut, "the Deployment is rolled out")
 		}
 	}
-	ownership.SetDegraded(&conds, gen, applyErr)
+	status.SetDegraded(&conds, gen, failures)
 
 	if deferred != nil {
 		set(inferencev1alpha1.ConditionRolloutDeferred, metav1.ConditionTrue, deferred.Reason, deferred.Message)
@@ -79,7 +78,7 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, a
 
 	phase := inferencev1alpha1.PhasePending
 	switch {
-	case applyErr != nil:
+	case len(failures) > 0:
 		phase = inferencev1alpha1.PhaseDegraded
 	case ready && !progressing:
 		phase = inferencev1alpha1.PhaseReady
@@ -87,17 +86,17 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, a
 		phase = inferencev1alpha1.PhaseProgressing
 	}
 
-	status := acv1alpha1.InferenceServiceStatus().
+	st := acv1alpha1.InferenceServiceStatus().
 		WithObservedGeneration(gen).
 		WithEndpoint(Endpoint(isvc)).
 		WithPhase(phase)
 	// Note: zero is left out, as the typed extraction of the live status drops it (omitempty);
 	// sending it would make the owned and desired status differ forever.
 	if readyReplicas > 0 {
-		status.WithReadyReplicas(readyReplicas)
+		st.WithReadyReplicas(readyReplicas)
 	}
-	status.WithConditions(ownership.ConditionsToApply(conds, owns)...)
-	return acv1alpha1.InferenceService(isvc.Name, isvc.Namespace).WithStatus(status)
+	st.WithConditions(status.ConditionsToApply(conds, owns)...)
+	return acv1alpha1.InferenceService(isvc.Name, isvc.Namespace).WithStatus(st)
 }
 
 // owns lists the condition types this reconciler writes; others (written by other controllers
@@ -111,57 +110,24 @@ func owns(t string) bool {
 	return false
 }
 
-// reconcileStatus applies the status when the owned status differs from the wanted one.
-//
-// Note: when the cache still holds the exact object (resourceVersion) the last status write of
-// this process was computed from, that write has not reached the cache yet: comparing with the
-// stale status would send the same status again (with a new lastTransitionTime). So a status equal
-// to that last write (times aside) is not sent again; a different one is. It does not wait for the
-// write's own watch event, which the reconciler filters out (status-only updates do not
-// reconcile). This took convergence from 1.04-1.5 status writes per InferenceService to 1.
-func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, applyErr error, deferred *rollout.Decision) error {
+// reconcileStatus applies the status when the owned status differs from the wanted one, and not
+// again while the cache lags behind this process's last write of it (status.Writes).
+func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision) error {
 	key := client.ObjectKeyFromObject(isvc)
-	desired := Status(isvc, live, applyErr, deferred)
-	wanted, err := statusFingerprint(desired)
-	if err != nil {
+	desired := Status(isvc, live, failures, deferred)
+	pending, fp, err := r.statusWrites.Pending(key, isvc.ResourceVersion, desired)
+	if err != nil || pending {
 		return err
-	}
-	if v, ok := r.lastStatus.Load(key); ok {
-		last := v.(statusWrite)
-		if last.from == isvc.ResourceVersion && bytes.Equal(last.status, wanted) {
-			return nil // our last write says this already; the cache has not caught up with it
-		}
-		if last.from != isvc.ResourceVersion {
-			r.lastStatus.Delete(key)
-		}
 	}
 	owned, err := acv1alpha1.ExtractInferenceServiceStatus(isvc, r.Applier.FieldManager)
 	if err != nil {
-		return err
+		return ownership.Fail("InferenceService", key, ownership.StepExtract, err)
 	}
 	sent, err := r.Applier.ApplyIfChangedStatus(ctx, owned, desired)
 	// The apply decoded the server's answer into desired; an unchanged resourceVersion means the
 	// write changed nothing.
 	if sent && err == nil && desired.ResourceVersion != nil && *desired.ResourceVersion != isvc.ResourceVersion {
-		r.lastStatus.Store(key, statusWrite{from: isvc.ResourceVersion, status: wanted})
+		r.statusWrites.Record(key, isvc.ResourceVersion, fp)
 	}
 	return err
-}
-
-// statusWrite is the last status this process wrote for an InferenceService, and the
-// resourceVersion of the object it was computed from.
-type statusWrite struct {
-	from   string
-	status []byte
-}
-
-// statusFingerprint is the status without the conditions' lastTransitionTime, which a status
-// computed from a stale object sets anew each second.
-func statusFingerprint(ac *acv1alpha1.InferenceServiceApplyConfiguration) ([]byte, error) {
-	st := *ac.Status
-	st.Conditions = append(st.Conditions[:0:0], st.Conditions...)
-	for i := range st.Conditions {
-		st.Conditions[i].LastTransitionTime = nil
-	}
-	return json.Marshal(st)
 }

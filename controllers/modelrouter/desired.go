@@ -24,8 +24,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/podmeta"
-	"github.com/llmkube/operator/controllers/runtimes"
 )
 
 // Labels, annotations and names the operator sets on a router's objects.
@@ -107,7 +107,7 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 				break
 			}
 			r.Resolved = true
-			r.URL = fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", isvc.Name, isvc.Namespace, runtimes.ServicePort(&isvc.Spec))
+			r.URL = inferenceservice.Endpoint(isvc) // the one place an InferenceService's URL is built
 		case b.External != nil:
 			if s := b.External.CredentialsSecretRef; s != nil && !found.Secrets[s.Name] {
 				r.Message = fmt.Sprintf("Secret %q not found", s.Name)

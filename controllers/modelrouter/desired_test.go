@@ -253,7 +253,7 @@ func TestStatus(t *testing.T) {
 	if d := meta.FindStatusCondition(conds, inferencev1alpha1.ConditionDegraded); d == nil || d.Status != metav1.ConditionFalse {
 		t.Fatalf("Degraded: %+v", d)
 	}
-	st = Status(r, nil, Resolve(r, allFound()), errors.New("boom")).Status
+	st = Status(r, nil, Resolve(r, allFound()), []error{errors.New("boom")}).Status
 	for _, c := range st.Conditions {
 		if *c.Type == inferencev1alpha1.ConditionDegraded && (*c.Status != metav1.ConditionTrue || *c.Message != "boom") {
 			t.Fatalf("Degraded quotes the error: %+v", c)

@@ -10,7 +10,6 @@ package modelrouter
 
 import (
 	"context"
-	"errors"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +29,8 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/retry"
+	"github.com/llmkube/operator/controllers/status"
 )
 
 // Note: secrets get/list/watch is for a metadata-only watch (builder.OnlyMetadata and
@@ -39,6 +40,7 @@ import (
 
 // +kubebuilder:rbac:groups=inference.llmkube.dev,resources=modelrouters,verbs=get;list;watch
 // +kubebuilder:rbac:groups=inference.llmkube.dev,resources=modelrouters/status,verbs=get;patch
+// +kubebuilder:rbac:groups=inference.llmkube.dev,resources=modelrouters/finalizers,verbs=update
 // +kubebuilder:rbac:groups=inference.llmkube.dev,resources=inferenceservices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
@@ -57,16 +59,19 @@ type Reconciler struct {
 	Client   client.Client
 	Applier  ownership.Applier
 	Recorder events.EventRecorder
-	// Migrator hands the records-based operator's ownership of the proxy Deployment to the field
-	// manager, once.
-	Migrator ownership.Migrator
 	// EmitScrapeAnnotations adds prometheus.io/* hints for the proxy's metrics port.
 	EmitScrapeAnnotations bool
+
+	// statusWrites deduplicates status writes while the cache lags behind the last one.
+	statusWrites status.Writes
+	// refused is the backoff of writes the API server refused.
+	refused *retry.Refused
 }
 
 // SetupWithManager watches ModelRouters, the objects they own, and the InferenceServices and
 // Secrets (metadata only) their backends reference.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	r.refused = retry.NewRefused()
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &inferencev1alpha1.ModelRouter{}, IndexInferenceServiceRef, func(o client.Object) []string {
@@ -94,9 +99,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	secret := &metav1.PartialObjectMetadata{}
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&inferencev1alpha1.ModelRouter{}, builder.WithPredicates(ownership.SpecOrMetadataChanged)).
-		// The status is computed from the Deployment as read before the apply, so the event of the
-		// operator's own Deployment write is still needed here; the others are filtered.
+		For(&inferencev1alpha1.ModelRouter{}, builder.WithPredicates(status.SpecOrMetadataChanged)).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}, builder.WithPredicates(r.Applier.Written.Predicate())).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(r.Applier.Written.Predicate())).
@@ -128,6 +131,9 @@ func (r *Reconciler) referencing(index string) handler.MapFunc {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	router := &inferencev1alpha1.ModelRouter{}
 	if err := r.Client.Get(ctx, req.NamespacedName, router); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.statusWrites.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !router.DeletionTimestamp.IsZero() {
@@ -143,35 +149,36 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
 	live := &appsv1.Deployment{}
-	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}, live); {
+	switch err := r.Client.Get(ctx, key, live); {
 	case apierrors.IsNotFound(err):
 		live = nil
 	case err != nil:
-		return ctrl.Result{}, err
+		return ctrl.Result{}, ownership.Fail("Deployment", key, ownership.StepRead, err)
 	}
 
-	var rejected []error
-	if err := r.reconcileConfigMap(ctx, router, data); err != nil {
-		rejected = append(rejected, err)
-	}
+	// Each object converges on its own: a failure of one is reported and never stops the others.
+	var failures []error
 	in := Inputs{EmitScrapeAnnotations: r.EmitScrapeAnnotations, ConfigHash: ConfigHash(data), Resolutions: res}
-	if err := r.reconcileDeployment(ctx, router, live, in); err != nil {
-		rejected = append(rejected, err)
+	if err := r.reconcileConfigMap(ctx, router, data); err != nil {
+		failures = append(failures, err)
+		in.ConfigHash = "" // the document did not land: keep the hash of the one that did
+	}
+	applied, err := r.reconcileDeployment(ctx, router, live, in)
+	if err != nil {
+		failures = append(failures, err)
+	} else if applied != nil {
+		live = applied
 	}
 	if err := r.reconcileService(ctx, router); err != nil {
-		rejected = append(rejected, err)
+		failures = append(failures, err)
 	}
-	applyErr := errors.Join(rejected...)
-	ownership.ReportRejection(r.Recorder, router, router.Status.Conditions, router.Generation, applyErr)
-	if err := r.reconcileStatus(ctx, router, live, res, applyErr); err != nil {
+	status.ReportFailure(r.Recorder, router, router.Status.Conditions, router.Generation, failures)
+	if err := r.reconcileStatus(ctx, router, live, res, failures); err != nil {
 		return ctrl.Result{}, err
 	}
-	// A rejection by validation will not heal by retrying the same spec; anything else might.
-	if applyErr != nil && !ownership.Permanent(rejected) {
-		return ctrl.Result{}, applyErr
-	}
-	return ctrl.Result{}, nil
+	return r.refused.Result(req, failures)
 }
 
 // lookup reads the referenced InferenceServices and the metadata of the referenced Secrets from
@@ -212,22 +219,56 @@ func (r *Reconciler) reconcileConfigMap(ctx context.Context, router *inferencev1
 	return ownership.Sync(ctx, r.Applier, r.Client, router, key, &corev1.ConfigMap{}, corev1ac.ExtractConfigMap, ConfigMap(router, data))
 }
 
-func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, in Inputs) error {
-	var owned any
-	var liveObj client.Object
+// reconcileDeployment applies the proxy Deployment when the owned fields differ, and returns it as
+// the API server answered (live when nothing was sent).
+//
+// Note: in.ConfigHash empty means the routing document did not land (its ConfigMap apply failed):
+// the template then keeps the hash it carries, the one of the document that did land, so the
+// pods do not roll onto a configuration they would not find; they roll once it lands.
+func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, in Inputs) (*appsv1.Deployment, error) {
+	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
+	landed := in.ConfigHash
+	if in.ConfigHash == "" {
+		in.ConfigHash = "pending" // only the annotation's key matters to the migration
+	}
 	desired := Deployment(router, in)
+	c := ownership.Change{Owner: router, Desired: desired}
 	if live != nil {
-		live, err := r.Migrator.MigrateIfNeeded(ctx, router, "ModelRouter", live, desired)
-		if err != nil {
-			return err
+		var err error
+		if live, err = ownership.MigrateIfNeeded(ctx, r.Applier.Migrator, router, "ModelRouter", live, desired); err != nil {
+			return nil, err
 		}
 		extracted, err := appsv1ac.ExtractDeployment(live, r.Applier.FieldManager)
 		if err != nil {
-			return err
+			return nil, ownership.Fail("Deployment", key, ownership.StepExtract, err)
 		}
-		owned, liveObj = extracted, live
+		c.Live, c.Owned = live, extracted
+		if landed == "" {
+			landed = ownedConfigHash(extracted)
+		}
 	}
-	return r.Applier.ApplyChange(ctx, ownership.Change{Owner: router, Live: liveObj, Owned: owned, Desired: desired})
+	if landed == "" {
+		// No Deployment yet and no document landed: the pods cannot start before it does, and
+		// roll onto it when it lands.
+		landed = "none"
+	}
+	in.ConfigHash = landed
+	c.Desired = Deployment(router, in)
+	if err := r.Applier.ApplyChange(ctx, c); err != nil {
+		return nil, err
+	}
+	if applied, ok := ownership.Answer(c.Desired, &appsv1.Deployment{}); ok {
+		return applied, nil
+	}
+	return live, nil
+}
+
+// ownedConfigHash is the config hash the operator's own template carries, "" when none.
+func ownedConfigHash(owned *appsv1ac.DeploymentApplyConfiguration) string {
+	if owned.Spec == nil || owned.Spec.Template == nil {
+		return ""
+	}
+	return owned.Spec.Template.Annotations[AnnotationConfigHash]
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, router *inferencev1alpha1.ModelRouter) error {

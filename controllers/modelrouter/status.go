@@ -15,10 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/status"
 )
 
 // Condition reasons.
@@ -31,10 +33,10 @@ const (
 )
 
 // Status is the status the operator wants for router, given its live proxy Deployment (nil when
-// absent), the backends' resolutions and the error of this reconcile's applies. Conditions keep
+// absent), the backends' resolutions and what failed in this reconcile. Conditions keep
 // their lastTransitionTime while their status stays the same, so an unchanged world yields an
 // unchanged status.
-func Status(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res []Resolution, applyErr error) *acv1alpha1.ModelRouterApplyConfiguration {
+func Status(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res []Resolution, failures []error) *acv1alpha1.ModelRouterApplyConfiguration {
 	conds := append([]metav1.Condition(nil), router.Status.Conditions...)
 	gen := router.Generation
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
@@ -63,12 +65,12 @@ func Status(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res 
 		set(inferencev1alpha1.ConditionResolvedRefs, metav1.ConditionTrue, ReasonResolved, "every backend resolves")
 	}
 
-	ownership.SetDegraded(&conds, gen, applyErr)
+	status.SetDegraded(&conds, gen, failures)
 
-	status := acv1alpha1.ModelRouterStatus().
+	st := acv1alpha1.ModelRouterStatus().
 		WithObservedGeneration(gen).
 		WithEndpoint(Endpoint(router))
-	status.WithConditions(ownership.ConditionsToApply(conds, owns)...)
+	st.WithConditions(status.ConditionsToApply(conds, owns)...)
 	for _, r := range res {
 		// Note: resolved is required (no omitempty), so false is stored and extracted like true and
 		// is always sent; url and message are omitempty and left out when empty, as the typed
@@ -80,9 +82,9 @@ func Status(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res 
 		if r.Message != "" {
 			b.WithMessage(r.Message)
 		}
-		status.WithBackends(b)
+		st.WithBackends(b)
 	}
-	return acv1alpha1.ModelRouter(router.Name, router.Namespace).WithStatus(status)
+	return acv1alpha1.ModelRouter(router.Name, router.Namespace).WithStatus(st)
 }
 
 // owns lists the condition types this reconciler writes; others are left to their owners.
@@ -94,11 +96,23 @@ func owns(t string) bool {
 	return false
 }
 
-func (r *Reconciler) reconcileStatus(ctx context.Context, router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res []Resolution, applyErr error) error {
-	owned, err := acv1alpha1.ExtractModelRouterStatus(router, r.Applier.FieldManager)
-	if err != nil {
+// reconcileStatus applies the status when the owned status differs from the wanted one, and not
+// again while the cache lags behind this process's last write of it (status.Writes, shared with
+// the InferenceService reconciler).
+func (r *Reconciler) reconcileStatus(ctx context.Context, router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res []Resolution, failures []error) error {
+	key := client.ObjectKeyFromObject(router)
+	desired := Status(router, live, res, failures)
+	pending, fp, err := r.statusWrites.Pending(key, router.ResourceVersion, desired)
+	if err != nil || pending {
 		return err
 	}
-	_, err = r.Applier.ApplyIfChangedStatus(ctx, owned, Status(router, live, res, applyErr))
+	owned, err := acv1alpha1.ExtractModelRouterStatus(router, r.Applier.FieldManager)
+	if err != nil {
+		return ownership.Fail("ModelRouter", key, ownership.StepExtract, err)
+	}
+	sent, err := r.Applier.ApplyIfChangedStatus(ctx, owned, desired)
+	if sent && err == nil && desired.ResourceVersion != nil && *desired.ResourceVersion != router.ResourceVersion {
+		r.statusWrites.Record(key, router.ResourceVersion, fp)
+	}
 	return err
 }

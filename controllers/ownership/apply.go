@@ -4,13 +4,18 @@ Copyright 2026 The LLMKube Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package ownership is how the operator writes: server-side apply with one field manager and forced
-// ownership, a check that skips the write when what the manager owns already equals what it
-// wants, and (in its own file) the one-time migration of legacy ownership.
+// Package ownership is server-side-apply ownership and nothing else: apply with one field manager
+// and forced ownership (apply.go, sync.go), the check that skips the write when what the manager
+// owns already equals what it wants (owned.go, with what it must normalise in normalize.go),
+// reading managedFields with one decoder (managedfields.go), the report of fields another manager
+// took (conflicts.go), what failed where (failure.go), and the one-time migration of legacy
+// ownership (migrate*.go). Status conditions and Events of the API types live in
+// controllers/status.
 package ownership
 
 import (
 	"context"
+	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
@@ -30,6 +35,9 @@ type Applier struct {
 	// Written, when set, remembers the resourceVersion of every apply, so that the watch event of
 	// the operator's own write does not reconcile the owner again (see OwnWrites).
 	Written *OwnWrites
+	// Migrator hands the legacy operator's ownership of an object to FieldManager before the apply
+	// to it (Sync runs it for every kind); the zero value migrates nothing.
+	Migrator Migrator
 }
 
 // Apply sends ac as a forced server-side apply under the applier's field manager.
@@ -72,7 +80,7 @@ func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
 		return false, err
 	}
 	if c.Live != nil {
-		a.reportConflicts(c)
+		a.reportConflicts(ctx, c)
 	}
 	return true, a.Apply(ctx, c.Desired)
 }
@@ -92,4 +100,18 @@ func alreadyOwned(owned any, desired runtime.ApplyConfiguration) (bool, error) {
 		return false, nil
 	}
 	return OwnedEqualsDesired(owned, desired)
+}
+
+// Answer is the object as the API server answered the last apply of ac, decoded into into, or
+// false when ac holds no answer (nothing was sent, or the answer had no generation).
+//
+// Note: controller-runtime decodes the server's answer into the apply configuration; reading it
+// lets a reconciler report status from the object as written, not as the cache had it before the
+// write (which cost a second status write per object during convergence).
+func Answer[T client.Object](ac runtime.ApplyConfiguration, into T) (T, bool) {
+	data, err := json.Marshal(ac)
+	if err != nil || json.Unmarshal(data, into) != nil || into.GetGeneration() == 0 {
+		return into, false
+	}
+	return into, true
 }

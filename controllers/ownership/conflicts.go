@@ -7,7 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package ownership
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	clientgoac "k8s.io/client-go/applyconfigurations"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
@@ -83,12 +84,12 @@ func DetectConflicts(tc managedfields.TypeConverter, live client.Object, desired
 	ours := &fieldpath.Set{}
 	others := map[string]*fieldpath.Set{}
 	for _, e := range live.GetManagedFields() {
-		if e.Subresource != "" || e.FieldsV1 == nil {
+		if e.Subresource != "" {
 			continue
 		}
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
-			continue
+		set, err := EntrySet(e)
+		if err != nil {
+			return nil, err
 		}
 		if e.Manager == manager {
 			ours = ours.Union(set)
@@ -186,14 +187,19 @@ func (t typeConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, error
 }
 
 // reportConflicts records one Warning Event on c.Owner naming the fields another manager took
-// and who took them, before the forced apply takes them back. It never fails the apply: a field
-// it cannot type is logged by the caller's apply, not here.
-func (a Applier) reportConflicts(c Change) {
+// and who took them, before the forced apply takes them back. It never fails the apply: an error
+// of the detection is logged, and the apply goes ahead.
+func (a Applier) reportConflicts(ctx context.Context, c Change) {
 	if a.Recorder == nil || c.Owner == nil || c.Live == nil || a.Client == nil {
 		return
 	}
 	conflicts, err := DetectConflicts(NewTypeConverter(a.Client.Scheme()), c.Live, c.Desired, a.FieldManager)
-	if err != nil || len(conflicts) == 0 {
+	if err != nil {
+		log.FromContext(ctx).Error(err, "detecting ownership conflicts; applying without reporting them",
+			"kind", kindOf(c.Desired), "object", client.ObjectKeyFromObject(c.Live).String())
+		return
+	}
+	if len(conflicts) == 0 {
 		return
 	}
 	parts := make([]string, len(conflicts))
@@ -203,7 +209,7 @@ func (a Applier) reportConflicts(c Change) {
 	kind := kindOf(c.Desired)
 	a.Recorder.Eventf(c.Owner, c.Live, corev1.EventTypeWarning, ReasonOwnershipConflict, "ForceApply",
 		"%s %s: another manager changed fields %s applies: %s; restoring %s's values",
-		kind, c.Live.GetName(), a.FieldManager, strings.Join(parts, "; "), a.FieldManager)
+		kind, client.ObjectKeyFromObject(c.Live), a.FieldManager, strings.Join(parts, "; "), a.FieldManager)
 }
 
 func kindOf(ac any) string {

@@ -7,10 +7,13 @@ Licensed under the Apache License, Version 2.0.
 package ownership
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -201,7 +204,7 @@ func TestReportConflictsRecordsOneEvent(t *testing.T) {
 	live := replay(t, write{manager: op, obj: base}, write{manager: "person", force: true, obj: deploymentAC("img:evil", "y", nil)})
 	rec := &recorder{}
 	a := Applier{Client: fakeClient{scheme: scheme(t)}, FieldManager: op, Recorder: rec}
-	a.reportConflicts(Change{Owner: live, Live: live, Desired: deploymentAC("img:1", "x", nil)})
+	a.reportConflicts(context.Background(), Change{Owner: live, Live: live, Desired: deploymentAC("img:1", "x", nil)})
 	if len(rec.notes) != 1 {
 		t.Fatalf("want one Event, got %q", rec.notes)
 	}
@@ -211,7 +214,7 @@ func TestReportConflictsRecordsOneEvent(t *testing.T) {
 		}
 	}
 	// Nil recorder: nothing, no panic.
-	Applier{Client: fakeClient{scheme: scheme(t)}, FieldManager: op}.reportConflicts(Change{Owner: live, Live: live, Desired: base})
+	Applier{Client: fakeClient{scheme: scheme(t)}, FieldManager: op}.reportConflicts(context.Background(), Change{Owner: live, Live: live, Desired: base})
 }
 
 // fakeClient is a client that only knows its scheme; reportConflicts needs nothing else.
@@ -221,3 +224,24 @@ type fakeClient struct {
 }
 
 func (f fakeClient) Scheme() *runtime.Scheme { return f.scheme }
+
+func TestReportConflictsLogsADetectionError(t *testing.T) {
+	live := replay(t, write{manager: op, obj: deploymentAC("img:1", "x", nil)})
+	// A field the Deployment schema does not know: the detection cannot type the desired object.
+	bogus := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": "ns"},
+		"spec":     map[string]any{"bogus": true},
+	}}
+	var lines []string
+	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	rec := &recorder{}
+	a := Applier{Client: fakeClient{scheme: scheme(t)}, FieldManager: op, Recorder: rec}
+	a.reportConflicts(logr.NewContext(context.Background(), logger), Change{Owner: live, Live: live, Desired: client.ApplyConfigurationFromUnstructured(bogus)})
+	if len(rec.notes) != 0 {
+		t.Fatalf("no Event without a detection: %q", rec.notes)
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "detecting ownership conflicts") || !strings.Contains(lines[0], "ns/web") {
+		t.Fatalf("the detection error must be logged, naming the object: %q", lines)
+	}
+}

@@ -205,7 +205,7 @@ func FuzzLegacyPlan(f *testing.F) {
 				continue
 			}
 			sawOurs = true
-			set, err := entrySet(e)
+			set, err := EntrySet(e)
 			if err != nil {
 				t.Fatalf("our new entry is not a field set: %v", err)
 			}

@@ -11,11 +11,11 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
 
-// MigrationsTotal counts migrations of legacy ownership, by the kind of the owning object and
-// the result (migrated, failed).
+// MigrationsTotal counts migrations of legacy ownership (of any applied kind), by the kind of the
+// owning object (InferenceService, ModelRouter) and the result (migrated, failed).
 var MigrationsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "llmkube_ownership_migrations_total",
-	Help: "Deployments whose legacy applied-pod-* ownership was migrated to managedFields, by owner kind and result.",
+	Help: "Objects (Deployment, Service, ConfigMap, HPA) whose legacy ownership was migrated to the operator's managedFields entry, by owner kind and result.",
 }, []string{"kind", "result"})
 
 func init() {

@@ -7,26 +7,27 @@ Licensed under the Apache License, Version 2.0.
 package ownership
 
 // This file is the one-time migration from the records-based operator. It can be deleted once no
-// cluster runs a Deployment written by an operator older than the server-side apply one, i.e.
-// when every Deployment has been reconciled once by this operator (the migration removes the
-// traces it looks for, so `kubectl get deploy -A -o yaml | grep applied-pod-` finding nothing
-// says it is done).
+// cluster runs an object written by an operator older than the server-side apply one, i.e. when
+// every Deployment, Service, ConfigMap and HPA has been reconciled once by this operator (the
+// migration removes the traces it looks for, so `kubectl get deploy -A -o yaml | grep
+// applied-pod-` finding nothing, and no object of the operator with a `manager` Update entry, says
+// it is done).
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/applyconfigurations"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
@@ -38,32 +39,57 @@ const (
 	LegacyHash        = "llmkube.ai/desired-template-hash"
 )
 
+var legacyAnnotations = []string{RecordLabels, RecordAnnotations, LegacyHash}
+
 // DefaultLegacyFieldManagers are the managers the records-based operator wrote with: kubebuilder's
 // default binary name.
 var DefaultLegacyFieldManagers = []string{"manager"}
 
 // Legacy says how to recognise the records-based operator's writes.
 type Legacy struct {
-	// FieldManagers whose Update entries are the legacy operator's.
+	// FieldManagers whose Update entries are the legacy operator's; empty means none (only the
+	// record annotations are then taken over and removed).
 	FieldManagers []string
 	// Adopt takes over pod-template keys that a legacy Update entry owns but no record lists.
 	Adopt bool
 }
 
-// HasTraces says whether d carries anything of the legacy operator: a record or hash
-// annotation, or an Update entry of a legacy field manager. It reads only d, so objects without
-// traces cost no request.
-func (l Legacy) HasTraces(d *appsv1.Deployment) bool {
-	for _, k := range []string{RecordLabels, RecordAnnotations, LegacyHash} {
-		if _, ok := d.Annotations[k]; ok {
+// NeedsMigration says whether obj, one of the objects manager applies (Deployment, Service,
+// ConfigMap, HPA), still carries the legacy operator's ownership. It reads only obj, so objects
+// without traces cost no request.
+//
+// The rule that tells the legacy operator from a newcomer that happens to be called like it
+// (`manager` is the default field manager of every kubebuilder scaffold):
+//
+//	record or hash   legacy Update   manager's own   outcome
+//	annotation       entry           Apply entry
+//	yes              any             any             migrate: only the legacy operator writes these
+//	                                                 annotations, so a rolling upgrade's old pod
+//	                                                 that writes a Deployment again is caught
+//	no               yes             no              migrate: the first apply to an object the
+//	                                                 legacy operator wrote (every Service, ConfigMap
+//	                                                 and HPA; Deployments from before the records)
+//	no               yes             yes             leave it: the operator has applied since, so
+//	                                                 this is another controller's write; its
+//	                                                 ownership stays and no Event is recorded
+//	no               no              any             nothing to do
+//
+// Note: the guard on the operator's own Apply entry is what makes the migration one-time by
+// construction, as in Cluster API's managedFields cleanup. The cost: an Update by an old operator
+// pod to a Service, ConfigMap or HPA after the new operator applied it (two versions running side
+// by side without leader election) is not migrated; with leader election, as the chart installs
+// the operator, they never write at once.
+func (l Legacy) NeedsMigration(obj metav1.Object, manager string) bool {
+	for _, k := range legacyAnnotations {
+		if _, ok := obj.GetAnnotations()[k]; ok {
 			return true
 		}
 	}
-	return slices.ContainsFunc(d.ManagedFields, l.isLegacy)
+	return slices.ContainsFunc(obj.GetManagedFields(), l.isLegacy) && !HasApplyEntry(obj, manager)
 }
 
 func (l Legacy) isLegacy(e metav1.ManagedFieldsEntry) bool {
-	return e.Operation == metav1.ManagedFieldsOperationUpdate && slices.Contains(l.FieldManagers, e.Manager)
+	return e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" && slices.Contains(l.FieldManagers, e.Manager)
 }
 
 // Migration is the single write that hands the legacy operator's ownership to the field manager.
@@ -98,10 +124,13 @@ var neverOwned = fieldpath.NewSet(
 var (
 	templateLabels      = fieldpath.MakePathOrDie("spec", "template", "metadata", "labels")
 	templateAnnotations = fieldpath.MakePathOrDie("spec", "template", "metadata", "annotations")
-	deploymentTypes     = applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
+	builtinTypes        = applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
 )
 
-// Plan computes the migration of live for manager, whose desired apply configuration is desired.
+// Plan computes the migration of live, any kind the operator applies (Deployment, Service,
+// ConfigMap, HPA), for manager, whose desired apply configuration is desired. It is pure: no
+// request, no clock but the new entry's time, so a preview (the kubectl plugin) runs the exact
+// code the operator runs.
 //
 // The new managedFields: manager's Apply entry owns what it owned, plus every field desired sets
 // and every recorded key that exists on live; legacy Update entries are dropped, which releases
@@ -111,30 +140,40 @@ var (
 //
 // Note: the legacy Update entry co-owns every field the old operator ever set, so without this an
 // apply could never remove a key again (kubernetes/kubernetes#99003).
-func (l Legacy) Plan(live *appsv1.Deployment, manager string, desired runtime.ApplyConfiguration) (*Migration, error) {
+func (l Legacy) Plan(live client.Object, manager string, desired runtime.ApplyConfiguration) (*Migration, error) {
 	m := &Migration{}
-	liveSet, err := fieldSet(live)
+	desiredU, err := applyConfigurationObject(desired)
 	if err != nil {
-		return nil, fmt.Errorf("reading the live Deployment's fields: %w", err)
+		return nil, fmt.Errorf("reading the desired object's fields: %w", err)
 	}
-	desiredSet, err := applyConfigurationFieldSet(desired)
+	gvk := desiredU.GroupVersionKind()
+	desiredSet, err := unstructuredFieldSet(desiredU.Object, gvk)
 	if err != nil {
-		return nil, fmt.Errorf("reading the desired Deployment's fields: %w", err)
+		return nil, fmt.Errorf("reading the desired %s's fields: %w", gvk.Kind, err)
 	}
+	liveU, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+	if err != nil {
+		return nil, err
+	}
+	liveSet, err := unstructuredFieldSet(liveU, gvk)
+	if err != nil {
+		return nil, fmt.Errorf("reading the live %s's fields: %w", gvk.Kind, err)
+	}
+	annotations := live.GetAnnotations()
 
 	take := desiredSet.Intersection(liveSet)
 	var invalid []string
-	m.Labels, invalid = takeRecorded(take, liveSet, live.Annotations[RecordLabels], templateLabels)
+	m.Labels, invalid = takeRecorded(take, liveSet, annotations[RecordLabels], templateLabels)
 	m.Invalid = append(m.Invalid, invalid...)
-	m.Annotations, invalid = takeRecorded(take, liveSet, live.Annotations[RecordAnnotations], templateAnnotations)
+	m.Annotations, invalid = takeRecorded(take, liveSet, annotations[RecordAnnotations], templateAnnotations)
 	m.Invalid = append(m.Invalid, invalid...)
 
 	var entries []metav1.ManagedFieldsEntry
 	ours := -1
-	for _, e := range live.ManagedFields {
+	for _, e := range live.GetManagedFields() {
 		if l.isLegacy(e) {
 			if l.Adopt {
-				legacy, err := entrySet(e)
+				legacy, err := EntrySet(e)
 				if err != nil {
 					return nil, err
 				}
@@ -144,7 +183,7 @@ func (l Legacy) Plan(live *appsv1.Deployment, manager string, desired runtime.Ap
 			continue
 		}
 		if e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
-			owned, err := entrySet(e)
+			owned, err := EntrySet(e)
 			if err != nil {
 				return nil, err
 			}
@@ -160,7 +199,7 @@ func (l Legacy) Plan(live *appsv1.Deployment, manager string, desired runtime.Ap
 		return nil, err
 	}
 	apply := metav1.ManagedFieldsEntry{
-		Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps/v1",
+		Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: gvk.GroupVersion().String(),
 		Time: &metav1.Time{Time: time.Now().UTC().Truncate(time.Second)}, FieldsType: "FieldsV1",
 		FieldsV1: &metav1.FieldsV1{Raw: raw},
 	}
@@ -171,11 +210,11 @@ func (l Legacy) Plan(live *appsv1.Deployment, manager string, desired runtime.Ap
 	}
 
 	ops := []map[string]any{
-		{"op": "test", "path": "/metadata/resourceVersion", "value": live.ResourceVersion},
+		{"op": "test", "path": "/metadata/resourceVersion", "value": live.GetResourceVersion()},
 		{"op": "replace", "path": "/metadata/managedFields", "value": entries},
 	}
-	for _, k := range []string{RecordLabels, RecordAnnotations, LegacyHash} {
-		if _, ok := live.Annotations[k]; ok {
+	for _, k := range legacyAnnotations {
+		if _, ok := annotations[k]; ok {
 			ops = append(ops, map[string]any{"op": "remove", "path": "/metadata/annotations/" + escapePointer(k)})
 		}
 	}
@@ -230,49 +269,30 @@ func adoptChildren(take, legacy, liveSet *fieldpath.Set, parent fieldpath.Path, 
 	return taken
 }
 
-// fieldSet is every field path of live.
-func fieldSet(live *appsv1.Deployment) (*fieldpath.Set, error) {
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
-	if err != nil {
-		return nil, err
-	}
-	return unstructuredFieldSet(u)
-}
-
-// applyConfigurationFieldSet is every field path an apply configuration sets. It goes through
-// JSON to a map, not through the Go type, whose zero-valued fields would add paths the apply
-// never sends.
-func applyConfigurationFieldSet(ac runtime.ApplyConfiguration) (*fieldpath.Set, error) {
+// applyConfigurationObject is what an apply configuration sends. It goes through JSON to a map,
+// not through the Go type, whose zero-valued fields would add paths the apply never sends.
+func applyConfigurationObject(ac runtime.ApplyConfiguration) (*unstructured.Unstructured, error) {
 	data, err := json.Marshal(ac)
 	if err != nil {
 		return nil, err
 	}
-	u := map[string]any{}
-	if err := json.Unmarshal(data, &u); err != nil {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(data); err != nil {
 		return nil, err
 	}
-	return unstructuredFieldSet(u)
+	return u, nil
 }
 
-func unstructuredFieldSet(u map[string]any) (*fieldpath.Set, error) {
+// unstructuredFieldSet is every field path of u, typed as gvk (a typed object read by the client
+// often carries no apiVersion and kind).
+func unstructuredFieldSet(u map[string]any, gvk schema.GroupVersionKind) (*fieldpath.Set, error) {
 	obj := &unstructured.Unstructured{Object: u}
-	obj.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
-	tv, err := deploymentTypes.ObjectToTyped(obj, typed.AllowDuplicates)
+	obj.SetGroupVersionKind(gvk)
+	tv, err := builtinTypes.ObjectToTyped(obj, typed.AllowDuplicates)
 	if err != nil {
 		return nil, err
 	}
 	return tv.ToFieldSet()
-}
-
-func entrySet(e metav1.ManagedFieldsEntry) (*fieldpath.Set, error) {
-	s := &fieldpath.Set{}
-	if e.FieldsV1 == nil {
-		return s, nil
-	}
-	if err := s.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
-		return nil, fmt.Errorf("decoding the managed fields of %s: %w", e.Manager, err)
-	}
-	return s, nil
 }
 
 // escapePointer escapes a key for a JSON pointer (RFC 6901).

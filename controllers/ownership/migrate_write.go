@@ -11,9 +11,9 @@ package ownership
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,7 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// Migrator runs the migration of one Deployment, before the first apply to it.
+// Migrator runs the migration of one object (Deployment, Service, ConfigMap, HPA), before the
+// apply to it.
 type Migrator struct {
 	Client client.Client
 	// Reader reads past the cache, for the retry after a conflict.
@@ -37,67 +38,77 @@ type Migrator struct {
 // read and the migration write.
 const migrationAttempts = 5
 
-// MigrateIfNeeded migrates live when it carries legacy traces, and returns the Deployment as it
-// is afterwards (live itself when there was nothing to do). kind names the owner's kind for the
-// metric.
+// MigrateIfNeeded migrates live when it needs it (Legacy.NeedsMigration), and returns the object
+// as it is afterwards (live itself when there was nothing to do). kind names the owner's kind for
+// the metric. One generic function for every kind: T is *appsv1.Deployment, *corev1.Service, ...
 //
 // Note: the write is guarded by live's resourceVersion, so it can never roll back a newer write:
-// on a conflict it reads the Deployment again from the API server and plans again.
-func (m Migrator) MigrateIfNeeded(ctx context.Context, owner client.Object, kind string, live *appsv1.Deployment, desired runtime.ApplyConfiguration) (*appsv1.Deployment, error) {
-	if live == nil || !m.Legacy.HasTraces(live) {
+// on a conflict it reads the object again from the API server and plans again.
+func MigrateIfNeeded[T client.Object](ctx context.Context, m Migrator, owner client.Object, kind string, live T, desired runtime.ApplyConfiguration) (T, error) {
+	if m.Client == nil || !m.Legacy.NeedsMigration(live, m.FieldManager) {
 		return live, nil
 	}
-	logger := log.FromContext(ctx).WithValues("deployment", live.Name)
-	current := live.DeepCopy()
+	objKind := kindOf(desired)
+	key := client.ObjectKeyFromObject(live)
+	logger := log.FromContext(ctx).WithValues("migrating", objKind, "object", key)
+	current := live.DeepCopyObject().(T)
 	for attempt := 1; ; attempt++ {
 		plan, err := m.Legacy.Plan(current, m.FieldManager, desired)
 		if err != nil {
 			MigrationsTotal.WithLabelValues(kind, "failed").Inc()
-			return live, fmt.Errorf("planning the migration of legacy ownership: %w", err)
+			return live, Fail(objKind, key, StepMigrate, fmt.Errorf("planning: %w", err))
 		}
 		err = m.Client.Patch(ctx, current, client.RawPatch(types.JSONPatchType, plan.Patch), client.FieldOwner(m.FieldManager))
 		if err == nil {
 			MigrationsTotal.WithLabelValues(kind, "migrated").Inc()
 			logger.Info("migrated legacy ownership", "labels", plan.Labels, "annotations", plan.Annotations, "invalid", plan.Invalid)
-			m.report(owner, live.Name, plan)
+			m.report(owner, objKind, key, plan)
 			return current, nil
 		}
-		fresh, stale := m.stale(ctx, current, err)
-		if !stale || attempt == migrationAttempts {
+		fresh, moved := stale(ctx, m.Reader, current, err)
+		if !moved || attempt == migrationAttempts {
 			MigrationsTotal.WithLabelValues(kind, "failed").Inc()
-			return live, fmt.Errorf("migrating legacy ownership of Deployment %s: %w", live.Name, err)
+			return live, Fail(objKind, key, StepMigrate, err)
 		}
-		logger.V(1).Info("the Deployment changed under the migration; planning again", "attempt", attempt)
-		if !m.Legacy.HasTraces(fresh) {
+		logger.V(1).Info("the object changed under the migration; planning again", "attempt", attempt)
+		if !m.Legacy.NeedsMigration(fresh, m.FieldManager) {
 			return fresh, nil // someone else (another replica) migrated it
 		}
 		current = fresh
 	}
 }
 
-// stale says whether err is the resourceVersion guard failing, and returns the Deployment as the
-// API server has it now. A failed JSON patch test comes back as a bare 422 with no cause, so the
-// only reliable sign is a resourceVersion that moved.
-func (m Migrator) stale(ctx context.Context, tried *appsv1.Deployment, err error) (*appsv1.Deployment, bool) {
+// stale says whether err is the resourceVersion guard failing, and returns the object as the API
+// server has it now. A failed JSON patch test comes back as a bare 422 with no cause, so the only
+// reliable sign is a resourceVersion that moved.
+func stale[T client.Object](ctx context.Context, reader client.Reader, tried T, err error) (T, bool) {
+	var zero T
 	if !apierrors.IsInvalid(err) && !apierrors.IsConflict(err) {
-		return nil, false
+		return zero, false
 	}
-	fresh := &appsv1.Deployment{}
-	if m.Reader.Get(ctx, client.ObjectKeyFromObject(tried), fresh) != nil {
-		return nil, false
+	// A new object, not tried: decoding into a used one would keep map keys the server dropped.
+	fresh := reflect.New(reflect.TypeOf(tried).Elem()).Interface().(T)
+	if reader.Get(ctx, client.ObjectKeyFromObject(tried), fresh) != nil {
+		return zero, false
 	}
-	return fresh, fresh.ResourceVersion != tried.ResourceVersion
+	return fresh, fresh.GetResourceVersion() != tried.GetResourceVersion()
 }
 
-func (m Migrator) report(owner client.Object, name string, plan *Migration) {
+func (m Migrator) report(owner client.Object, kind string, key client.ObjectKey, plan *Migration) {
 	if m.Recorder == nil {
 		return
 	}
-	m.Recorder.Eventf(owner, nil, corev1.EventTypeNormal, "OwnershipMigrated", "MigrateOwnership",
-		"Deployment %s: field manager %s took over pod labels [%s] and pod annotations [%s] from the legacy operator's records and Update entries (%s); the records were removed",
-		name, m.FieldManager, strings.Join(plan.Labels, ", "), strings.Join(plan.Annotations, ", "), strings.Join(m.Legacy.FieldManagers, ", "))
+	if kind == "Deployment" {
+		m.Recorder.Eventf(owner, nil, corev1.EventTypeNormal, "OwnershipMigrated", "MigrateOwnership",
+			"Deployment %s: field manager %s took over pod labels [%s] and pod annotations [%s] from the legacy operator's records and Update entries (%s); the records were removed",
+			key, m.FieldManager, strings.Join(plan.Labels, ", "), strings.Join(plan.Annotations, ", "), strings.Join(m.Legacy.FieldManagers, ", "))
+	} else {
+		m.Recorder.Eventf(owner, nil, corev1.EventTypeNormal, "OwnershipMigrated", "MigrateOwnership",
+			"%s %s: field manager %s took over the fields it applies from the legacy operator's Update entries (%s)",
+			kind, key, m.FieldManager, strings.Join(m.Legacy.FieldManagers, ", "))
+	}
 	if len(plan.Invalid) > 0 {
 		m.Recorder.Eventf(owner, nil, corev1.EventTypeWarning, "LegacyRecordInvalid", "MigrateOwnership",
-			"Deployment %s: ignored record entries that are not valid keys: [%s]", name, strings.Join(plan.Invalid, ", "))
+			"%s %s: ignored record entries that are not valid keys: [%s]", kind, key, strings.Join(plan.Invalid, ", "))
 	}
 }

@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package ownership
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -19,29 +18,16 @@ import (
 //
 // Note: the comparison is against the extracted configuration, never the live object: the API
 // server defaults fields nobody applied (imagePullPolicy, terminationMessagePath, ...), and other
-// managers add their own, so a comparison with the live object never settles. Both sides go
-// through JSON so that pointer-versus-value and nil-versus-empty differences of the Go structs
-// do not count, only what would be sent.
+// managers add their own, so a comparison with the live object never settles. What the comparison
+// still has to smooth over is listed, rule by rule, in normalize.go.
 func OwnedEqualsDesired(owned, desired any) (bool, error) {
-	o, err := normalize(owned)
+	o, err := Normalize(owned)
 	if err != nil {
 		return false, fmt.Errorf("normalizing owned fields: %w", err)
 	}
-	d, err := normalize(desired)
+	d, err := Normalize(desired)
 	if err != nil {
 		return false, fmt.Errorf("normalizing desired fields: %w", err)
 	}
 	return equality.Semantic.DeepEqual(o, d), nil
-}
-
-func normalize(v any) (map[string]any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
 }

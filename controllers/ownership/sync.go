@@ -8,7 +8,7 @@ package ownership
 
 import (
 	"context"
-	"fmt"
+	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,47 +16,63 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// ApplyChange is ApplyIfChanged for a reconciler: a rejection names the object's kind, and a write
-// is logged.
+// ApplyChange is ApplyIfChanged for a reconciler: a failure names the object's kind and
+// namespace/name, and a write is logged.
 func (a Applier) ApplyChange(ctx context.Context, c Change) error {
 	kind := kindOf(c.Desired)
 	sent, err := a.ApplyIfChanged(ctx, c)
 	if err != nil {
-		return fmt.Errorf("%s apply rejected by the API server: %w", kind, err)
+		return Fail(kind, keyOf(c.Desired), StepApply, err)
 	}
 	if sent {
-		log.FromContext(ctx).V(1).Info("applied", "kind", kind)
+		log.FromContext(ctx).V(1).Info("applied", "kind", kind, "object", keyOf(c.Desired))
 	}
 	return nil
 }
 
-// Sync reads the object named key into live (from the cache), extracts what the field manager owns
-// of it with extract (e.g. corev1ac.ExtractService), and applies desired unless that already holds
-// it. owner receives the Events.
+// Sync is one object's whole write: it reads the object named key into live (from the cache),
+// migrates legacy ownership when the object needs it (the same code for every kind), extracts
+// what the field manager owns of it with extract (e.g. corev1ac.ExtractService), and applies
+// desired unless that already holds it. owner receives the Events. A failure names its step and
+// the object.
 func Sync[T client.Object, AC any](ctx context.Context, a Applier, reader client.Reader, owner client.Object, key client.ObjectKey,
 	live T, extract func(T, string) (AC, error), desired runtime.ApplyConfiguration) error {
+	kind := kindOf(desired)
 	c := Change{Owner: owner, Desired: desired}
 	switch err := reader.Get(ctx, key, live); {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		return err
+		return Fail(kind, key, StepRead, err)
 	default:
+		if live, err = MigrateIfNeeded(ctx, a.Migrator, owner, KindOfObject(owner), live, desired); err != nil {
+			return err
+		}
 		owned, err := extract(live, a.FieldManager)
 		if err != nil {
-			return err
+			return Fail(kind, key, StepExtract, err)
 		}
 		c.Live, c.Owned = live, owned
 	}
 	return a.ApplyChange(ctx, c)
 }
 
-// Permanent says whether every error is a rejection by validation (or size), which retrying the
-// same spec cannot heal; anything else (a conflict, an unavailable API server) might.
-func Permanent(errs []error) bool {
-	for _, err := range errs {
-		if !apierrors.IsInvalid(err) && !apierrors.IsRequestEntityTooLargeError(err) && !apierrors.IsBadRequest(err) {
-			return false
-		}
+// KindOfObject is the kind of a typed object, from its Go type (a typed object read by the client
+// often has an empty TypeMeta).
+func KindOfObject(obj runtime.Object) string {
+	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
+		return k
 	}
-	return true
+	return reflect.TypeOf(obj).Elem().Name()
+}
+
+// keyOf is the namespace/name an apply configuration names.
+func keyOf(ac any) client.ObjectKey {
+	var key client.ObjectKey
+	if n, ok := ac.(interface{ GetName() *string }); ok && n.GetName() != nil {
+		key.Name = *n.GetName()
+	}
+	if n, ok := ac.(interface{ GetNamespace() *string }); ok && n.GetNamespace() != nil {
+		key.Namespace = *n.GetNamespace()
+	}
+	return key
 }

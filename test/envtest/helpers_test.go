@@ -33,14 +33,14 @@ func fresh[T client.Object](obj T) T {
 }
 
 // edit changes the object named as a person would (read, change, Update), retrying on conflicts.
-func edit[T client.Object](ns, name string, kind T, change func(T)) {
+func edit[T client.Object](ns, name string, kind T, change func(T), opts ...client.UpdateOption) {
 	Eventually(func() error {
 		obj := fresh(kind)
 		if err := k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name}, obj); err != nil {
 			return err
 		}
 		change(obj)
-		return k8sClient.Update(suiteCtx, obj)
+		return k8sClient.Update(suiteCtx, obj, opts...)
 	}).Should(Succeed())
 }
 

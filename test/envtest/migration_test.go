@@ -123,7 +123,7 @@ var _ = Describe("Migration from the records-based operator", func() {
 			},
 		})
 		m := migrator(counting)
-		after, err := m.MigrateIfNeeded(suiteCtx, isvc, "InferenceService", live, desired)
+		after, err := ownership.MigrateIfNeeded(suiteCtx, m, isvc, "InferenceService", live, desired)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(requests).To(Equal(1))
 		// Note: the API server bumps a Deployment's generation on any change of its annotations
@@ -131,7 +131,7 @@ var _ = Describe("Migration from the records-based operator", func() {
 		// roll is the pod template, and that is untouched.
 		Expect(after.Spec).To(Equal(live.Spec), "the migration write changes no pod template")
 		Expect(after.Generation).To(Equal(live.Generation+1), "only the record annotations changed")
-		_, err = m.MigrateIfNeeded(suiteCtx, isvc, "InferenceService", deployment(ns, "idem"), desired)
+		_, err = ownership.MigrateIfNeeded(suiteCtx, m, isvc, "InferenceService", deployment(ns, "idem"), desired)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(requests).To(Equal(1), "the second run sent a request")
 	})
@@ -153,7 +153,7 @@ var _ = Describe("Migration from the records-based operator", func() {
 		fresh.Spec.Template.Labels["mesh.example.com/rev"] = "7"
 		Expect(k8sClient.Update(suiteCtx, fresh, client.FieldOwner("mesh-injector"))).To(Succeed())
 
-		after, err := migrator(counting).MigrateIfNeeded(suiteCtx, isvc, "InferenceService", stale, desired)
+		after, err := ownership.MigrateIfNeeded(suiteCtx, migrator(counting), isvc, "InferenceService", stale, desired)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(patches).To(Equal(2), "the first write must fail its resourceVersion test, the second succeed")
 		Expect(after.Spec.Template.Labels).To(HaveKeyWithValue("mesh.example.com/rev", "7"))
@@ -174,7 +174,7 @@ var _ = Describe("Migration from the records-based operator", func() {
 		isvc, live := desiredFor(ns, "stop")
 		desired, err := inferenceservice.Deployment(isvc, inferenceservice.Inputs{Replicas: isvc.Spec.Replicas})
 		Expect(err).NotTo(HaveOccurred())
-		_, err = migrator(k8sClient).MigrateIfNeeded(suiteCtx, isvc, "InferenceService", live, desired)
+		_, err = ownership.MigrateIfNeeded(suiteCtx, migrator(k8sClient), isvc, "InferenceService", live, desired)
 		Expect(err).NotTo(HaveOccurred())
 		// The process stops here; a new one starts and finds no legacy trace, only its own ownership.
 		startOperator(ns, controllers.Config{})
