@@ -100,7 +100,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&inferencev1alpha1.ModelRouter{}, builder.WithPredicates(status.SpecOrMetadataChanged)).
-		Owns(&appsv1.Deployment{}).
+		Owns(&appsv1.Deployment{}, builder.WithPredicates(r.Applier.Written.Predicate())).
 		Owns(&corev1.Service{}, builder.WithPredicates(r.Applier.Written.Predicate())).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(r.Applier.Written.Predicate())).
 		Watches(&inferencev1alpha1.InferenceService{}, handler.EnqueueRequestsFromMapFunc(r.referencing(IndexInferenceServiceRef))).
