@@ -108,8 +108,13 @@ func checkUpgrade(t *testing.T, u *Upgrade) {
 	if u == nil {
 		t.Fatal("upgrade not measured")
 	}
-	if got := u.Requests["PATCH deployments"]; got != u.N {
-		t.Errorf("upgrade: %d ownership writes (PATCH deployments), want one per Deployment (%d): %v", got, u.N, u.Requests)
+	for _, k := range []string{"PATCH deployments", "PATCH services"} {
+		if got := u.Requests[k]; got != u.N {
+			t.Errorf("upgrade: %d ownership writes (%s), want one per object (%d): %v", got, k, u.N, u.Requests)
+		}
+	}
+	if got := u.Requests["APPLY services"]; got != 0 {
+		t.Errorf("upgrade: %d Service applies, want none (the migration hands the fields over as they are): %v", got, u.Requests)
 	}
 	if got := u.Requests["APPLY deployments"]; got != u.Dropped {
 		t.Errorf("upgrade: %d Deployment applies, want one per Deployment with a dropped key (%d): %v", got, u.Dropped, u.Requests)
@@ -125,10 +130,13 @@ func checkRouters(t *testing.T, r *Routers) {
 	if r == nil {
 		t.Fatal("routers not measured")
 	}
-	for _, k := range []string{"APPLY configmaps", "APPLY deployments", "APPLY services"} {
+	for _, k := range []string{"APPLY configmaps", "APPLY deployments", "APPLY services", "APPLY modelrouters/status"} {
 		if got := r.Converge.Requests[k]; got != r.N {
 			t.Errorf("routers: %d %s, want one per router (%d): %v", got, k, r.N, r.Converge.Requests)
 		}
+	}
+	if r.Converge.Reconciles > r.N+r.N/5 {
+		t.Errorf("routers: %d reconciles for %d routers, want about one each", r.Converge.Reconciles, r.N)
 	}
 	if r.NoOp.Reconciles < r.N || len(r.NoOp.Requests) != 0 {
 		t.Errorf("routers no-op: %d reconciles (want at least %d) sent %v, want nothing", r.NoOp.Reconciles, r.N, r.NoOp.Requests)
