@@ -42,7 +42,7 @@ func main() {
 	flag.IntVar(&o.ProfileN, "profile-n", 1000, "CPU-profile the operator process's convergence at this N (one of -n).")
 	flag.IntVar(&o.UpgradeN, "upgrade-n", 1000, "Upgrade scenario: Deployments written by the records-based operator (0 skips).")
 	flag.IntVar(&o.RoutersN, "routers-n", 100, "Router scenario: ModelRouters with two backends each (0 skips).")
-	sweep := flag.String("sweep", "50/100/4,50/100/8,-1/100/4,-1/100/16", "Comma-separated qps/burst/concurrency the operator process also converges -sweep-n objects with.")
+	sweep := flag.String("sweep", "50/100/4,50/100/8,-1/100/4,-1/100/16", "Comma-separated qps/burst/concurrency[@binary] the operator process also converges -sweep-n objects with (@binary: another build of the operator, for a before-and-after).")
 	flag.IntVar(&o.SweepN, "sweep-n", 1000, "N of the knob sweep (one of -n; 0 skips).")
 	flag.Parse()
 	o.Unthrottled.QPS = float32(*uqps)
@@ -51,6 +51,7 @@ func main() {
 			continue
 		}
 		var st bench.Settings
+		s, st.Binary, _ = strings.Cut(s, "@")
 		if _, err := fmt.Sscanf(s, "%g/%d/%d", &st.QPS, &st.Burst, &st.Concurrency); err != nil {
 			fmt.Fprintf(os.Stderr, "bad -sweep entry %q: %v\n", s, err)
 			os.Exit(2)

@@ -69,10 +69,17 @@ type Settings struct {
 	QPS         float32 `json:"qps"`
 	Burst       int     `json:"burst"`
 	Concurrency int     `json:"maxConcurrentReconciles"`
+	// Binary, when set, is another operator binary to run (a build before a change, for a
+	// before-and-after in one run); Options.OperatorBinary otherwise.
+	Binary string `json:"binary,omitempty"`
 }
 
 func (s Settings) String() string {
-	return fmt.Sprintf("--kube-api-qps=%g --kube-api-burst=%d --max-concurrent-reconciles=%d", s.QPS, s.Burst, s.Concurrency)
+	out := fmt.Sprintf("--kube-api-qps=%g --kube-api-burst=%d --max-concurrent-reconciles=%d", s.QPS, s.Burst, s.Concurrency)
+	if s.Binary != "" {
+		out += " (" + filepath.Base(s.Binary) + ")"
+	}
+	return out
 }
 
 // process is one operator process.
@@ -100,7 +107,11 @@ func (b *bench) startProcess(ctx context.Context, ns string, s Settings, transfo
 		pprofURL:   fmt.Sprintf("http://127.0.0.1:%d/debug/pprof", pport),
 		exited:     make(chan struct{}),
 	}
-	p.cmd = exec.Command(b.o.OperatorBinary,
+	binary := b.o.OperatorBinary
+	if s.Binary != "" {
+		binary = s.Binary
+	}
+	p.cmd = exec.Command(binary,
 		"--kubeconfig="+b.kubeconfigPath,
 		"--watch-namespaces="+ns,
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", mport),
