@@ -139,6 +139,8 @@ func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, s Se
 	if err := b.namespace(ctx, ns); err != nil {
 		return nil, err
 	}
+	// After the process has stopped (the defer below runs first), nothing needs its Services.
+	defer func() { _ = b.deleteServices(ctx, ns) }()
 	run := &ProcessRun{N: n, Settings: s}
 	p, err := b.startProcess(ctx, ns, s, b.o.CacheTransform)
 	if err != nil {

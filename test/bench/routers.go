@@ -52,6 +52,7 @@ func (b *bench) routers(ctx context.Context, n int) (*Routers, error) {
 	if err := b.namespace(ctx, ns); err != nil {
 		return nil, err
 	}
+	defer func() { _ = b.deleteServices(ctx, ns) }()
 	p, err := b.startProcess(ctx, ns, b.o.settings(), b.o.CacheTransform)
 	if err != nil {
 		return nil, err

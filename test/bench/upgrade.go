@@ -44,6 +44,7 @@ func (b *bench) upgrade(ctx context.Context, n int) (*Upgrade, error) {
 	if err := b.namespace(ctx, ns); err != nil {
 		return nil, err
 	}
+	defer func() { _ = b.deleteServices(ctx, ns) }()
 	b.logf("N=%d upgrade: the records-based operator writes %d Deployments and Services", n, n)
 	before := make([]string, n)
 	up := &Upgrade{N: n}
