@@ -233,13 +233,14 @@ func (b *bench) touchAll(ctx context.Context, kind client.Object, ns string, n i
 	})
 }
 
-// pprofTop is `go tool pprof -top` of a profile, the first lines; empty when go is not there.
+// pprofTop is `go tool pprof -top -cum` of a profile (where the time goes, by caller), written
+// beside it with the flat view; empty when go is not there.
 func pprofTop(binary, profile string) string {
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=25", binary, profile).Output()
+	cum, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=40", binary, profile).Output()
 	if err != nil {
 		return ""
 	}
-	text := string(out)
-	_ = os.WriteFile(strings.TrimSuffix(profile, ".pprof")+".top.txt", out, 0o644)
-	return text
+	flat, _ := exec.Command("go", "tool", "pprof", "-top", "-nodecount=40", binary, profile).Output()
+	_ = os.WriteFile(strings.TrimSuffix(profile, ".pprof")+".top.txt", append(append(cum, '\n'), flat...), 0o644)
+	return string(cum)
 }

@@ -88,7 +88,7 @@ func processTables(b *strings.Builder, r *Result) {
 		}
 		for _, run := range runs {
 			if p := run.Process; p.ProfileTop != "" {
-				fmt.Fprintf(b, "CPU profile of the operator process converging N=%d (`%s`, `go tool pprof -top`):\n\n```\n%s```\n\n", run.N, filepath.Base(p.Profile), topLines(p.ProfileTop, 20))
+				fmt.Fprintf(b, "CPU profile of the operator process converging N=%d (`%s`, `go tool pprof -top -cum`):\n\n```\n%s```\n\n", run.N, filepath.Base(p.Profile), topLines(p.ProfileTop, 30))
 			}
 		}
 	}
