@@ -97,10 +97,12 @@ test: envtest-bin ## The whole suite: unit tests and the integration suite again
 
 ##@ Benchmark
 
-BENCH_ARGS ?= -n 100,300,1000 -r 3 -m 50 -out docs/benchmarks
+# About 10 minutes on 2 cores. N=5000 is a run of its own (about 15 minutes):
+#   make bench BENCH_ARGS='-n 5000 -r 2 -upgrade-n 0 -routers-n 0 -sweep-n 0 -profile-n 0 -out docs/benchmarks/n5000'
+BENCH_ARGS ?= -n 100,1000 -r 3 -m 50 -out docs/benchmarks
 
 .PHONY: bench
-bench: envtest-bin ## Converge, steady-state requests, removal latency and memory against in-run baselines; writes docs/benchmarks (the router-proxy has its own: bench-proxy).
+bench: envtest-bin ## Operator against in-run floors: convergence, CPU (operator, API server), restart, upgrade, routers, knobs; writes docs/benchmarks (the router-proxy has its own: bench-proxy, bench-balancing).
 	go build -o bin/llmkube-operator ./cmd/operator
 	go run ./cmd/bench -operator-binary bin/llmkube-operator $(BENCH_ARGS)
 

@@ -29,14 +29,39 @@ func main() {
 	ns := flag.String("n", "100,300,1000", "Comma-separated numbers of InferenceServices.")
 	flag.IntVar(&o.Rounds, "r", 3, "Steady state: times every object is reconciled.")
 	flag.IntVar(&o.Removals, "m", 50, "Removal latency: sample size.")
-	qps := flag.Float64("kube-api-qps", 50, "The operator's (and the floor client's) --kube-api-qps.")
+	qps := flag.Float64("kube-api-qps", -1, "The operator's (and the floor client's) --kube-api-qps; negative: no client-side limit.")
 	flag.IntVar(&o.Burst, "kube-api-burst", 100, "The operator's (and the floor client's) --kube-api-burst.")
-	flag.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 4, "The operator's --max-concurrent-reconciles.")
+	flag.IntVar(&o.MaxConcurrentReconciles, "max-concurrent-reconciles", 8, "The operator's --max-concurrent-reconciles.")
 	flag.StringVar(&o.CacheTransform, "cache-transform", controllers.CacheTransformSafe, "The operator's --cache-transform.")
 	flag.IntVar(&o.Workers, "workers", 8, "Goroutines creating objects (and writing them, for the floor).")
 	flag.StringVar(&o.OperatorBinary, "operator-binary", "", "Also measure this operator binary's RSS and heap as its own process at the largest N (make bench passes bin/llmkube-operator).")
-	out := flag.String("out", "docs/benchmarks", "Folder for bench.md and bench.json; empty writes nothing.")
+	out := flag.String("out", "docs/benchmarks", "Folder for bench.md, bench.json and the CPU profile; empty writes nothing.")
+	uqps := flag.Float64("unthrottled-qps", -1, "The operator process's --kube-api-qps for its unthrottled convergence (negative: no client-side limit).")
+	flag.IntVar(&o.Unthrottled.Burst, "unthrottled-burst", 100, "The operator process's --kube-api-burst for its unthrottled convergence.")
+	flag.IntVar(&o.Unthrottled.Concurrency, "unthrottled-concurrency", 8, "The operator process's --max-concurrent-reconciles for its unthrottled convergence.")
+	flag.IntVar(&o.ProfileN, "profile-n", 1000, "CPU-profile the operator process's convergence at this N (one of -n).")
+	flag.IntVar(&o.UpgradeN, "upgrade-n", 1000, "Upgrade scenario: Deployments written by the records-based operator (0 skips).")
+	flag.IntVar(&o.RoutersN, "routers-n", 100, "Router scenario: ModelRouters with two backends each (0 skips).")
+	sweep := flag.String("sweep", "50/100/4,50/100/8,-1/100/4,-1/100/16", "Comma-separated qps/burst/concurrency[@binary] the operator process also converges -sweep-n objects with (@binary: another build of the operator, for a before-and-after).")
+	flag.IntVar(&o.SweepN, "sweep-n", 1000, "N of the knob sweep (one of -n; 0 skips).")
 	flag.Parse()
+	o.Unthrottled.QPS = float32(*uqps)
+	for _, s := range strings.Split(*sweep, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		var st bench.Settings
+		s, st.Binary, _ = strings.Cut(s, "@")
+		if _, err := fmt.Sscanf(s, "%g/%d/%d", &st.QPS, &st.Burst, &st.Concurrency); err != nil {
+			fmt.Fprintf(os.Stderr, "bad -sweep entry %q: %v\n", s, err)
+			os.Exit(2)
+		}
+		o.Sweep = append(o.Sweep, st)
+	}
+	o.ProfileDir = *out
+	if o.ProfileDir == "" {
+		o.ProfileDir = os.TempDir()
+	}
 	ctrl.SetLogger(logr.Discard())
 	o.QPS = float32(*qps)
 	for _, s := range strings.Split(*ns, ",") {

@@ -40,6 +40,7 @@ type options struct {
 	adoptLegacyOwnership    bool
 	metricsAddr             string
 	probeAddr               string
+	pprofAddr               string
 	leaderElect             bool
 	leaderElectionNamespace string
 	devControlPlane         string
@@ -53,9 +54,9 @@ func main() {
 	var o options
 	flag.StringVar(&o.fieldManager, "field-manager", ownership.DefaultFieldManager, "Field manager of every write the operator makes.")
 	flag.BoolVar(&o.emitScrapeAnnotations, "emit-scrape-annotations", false, "Add prometheus.io/* scrape hints to inference and router pods (an alternative to a PodMonitor; never both).")
-	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "Reconciles run at once per kind.")
-	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Client-side rate limit of API requests per second.")
-	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst of API requests.")
+	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 8, "Reconciles run at once per kind.")
+	flag.Float64Var(&o.qps, "kube-api-qps", -1, "Client-side rate limit of API requests per second and resource kind; negative: none, the API server's Priority and Fairness alone paces the operator.")
+	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst of API requests, with a positive --kube-api-qps.")
 	flag.StringVar(&o.legacyFieldManagers, "legacy-field-managers", strings.Join(ownership.DefaultLegacyFieldManagers, ","), "Comma-separated field managers of the records-based operator, whose Update ownership is migrated once; empty for none.")
 	flag.BoolVar(&o.adoptLegacyOwnership, "adopt-legacy-ownership", false, "Also take over pod-template keys that a legacy Update entry owns but no applied-pod-* record lists (pruned when not desired).")
 	flag.StringVar(&o.cacheTransform, "cache-transform", controllers.CacheTransformSafe, "What the informer cache drops from objects: safe (last-applied-configuration annotations, and managedFields of metadata-only Secrets; never the managedFields the operator extracts from) or none.")
@@ -63,6 +64,7 @@ func main() {
 	flag.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to watch; all when empty.")
 	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
 	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
+	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of net/http/pprof (e.g. 127.0.0.1:6060); off when empty. `make bench` profiles the operator through it.")
 	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, for more than one replica.")
 	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; in a cluster, the namespace the operator runs in when empty. Required with --leader-elect outside a cluster.")
 	flag.StringVar(&o.devControlPlane, "dev-control-plane", "never", "auto: start an embedded control plane when no cluster is configured; always; never.")
@@ -141,6 +143,7 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 		Cache:                   cacheOpts,
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
+		PprofBindAddress:        o.pprofAddr,
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        "llmkube-operator.inference.llmkube.dev",
 		LeaderElectionNamespace: leaseNamespace,

@@ -73,9 +73,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	r.refused = retry.NewRefused()
 	b, err := watchModels(mgr, ctrl.NewControllerManagedBy(mgr).
 		For(&inferencev1alpha1.InferenceService{}, builder.WithPredicates(status.SpecOrMetadataChanged)).
-		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
-		Owns(&autoscalingv2.HorizontalPodAutoscaler{}))
+		Owns(&appsv1.Deployment{}, builder.WithPredicates(r.Applier.Written.Predicate())).
+		Owns(&corev1.Service{}, builder.WithPredicates(r.Applier.Written.Predicate())).
+		Owns(&autoscalingv2.HorizontalPodAutoscaler{}, builder.WithPredicates(r.Applier.Written.Predicate())))
 	if err != nil {
 		return err
 	}

@@ -112,12 +112,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&inferencev1alpha1.ModelRouter{}, builder.WithPredicates(status.SpecOrMetadataChanged)).
-		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
-		Owns(&corev1.ConfigMap{}).
-		Owns(&corev1.ServiceAccount{}).
-		Owns(&rbacv1.Role{}).
-		Owns(&rbacv1.RoleBinding{}).
+		Owns(&appsv1.Deployment{}, builder.WithPredicates(r.Applier.Written.Predicate())).
+		Owns(&corev1.Service{}, builder.WithPredicates(r.Applier.Written.Predicate())).
+		Owns(&corev1.ConfigMap{}, builder.WithPredicates(r.Applier.Written.Predicate())).
+		Owns(&corev1.ServiceAccount{}, builder.WithPredicates(r.Applier.Written.Predicate())).
+		Owns(&rbacv1.Role{}, builder.WithPredicates(r.Applier.Written.Predicate())).
+		Owns(&rbacv1.RoleBinding{}, builder.WithPredicates(r.Applier.Written.Predicate())).
 		Watches(&inferencev1alpha1.InferenceService{}, handler.EnqueueRequestsFromMapFunc(r.referencing(IndexInferenceServiceRef))).
 		Watches(secret, handler.EnqueueRequestsFromMapFunc(r.referencing(IndexCredentialsSecretRef)), builder.OnlyMetadata).
 		WithOptions(opts).

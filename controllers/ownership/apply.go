@@ -35,6 +35,9 @@ type Applier struct {
 	// Recorder, when set, gets a Warning Event (ReasonOwnershipConflict) on the owner whenever a
 	// forced apply takes back a field another manager changed. Nil records nothing.
 	Recorder events.EventRecorder
+	// Written, when set, remembers the resourceVersion of every apply, so that the watch event of
+	// the operator's own write does not reconcile the owner again (see OwnWrites).
+	Written *OwnWrites
 	// Migrator hands the legacy operator's ownership of an object to FieldManager before the apply
 	// to it (Sync runs it for every kind); the zero value migrates nothing.
 	Migrator Migrator
@@ -49,7 +52,11 @@ type Applier struct {
 // Note: controller-runtime decodes the server's answer into ac, so ac then holds every field of
 // the live object; callers build a fresh configuration for every apply and never resend one.
 func (a Applier) Apply(ctx context.Context, ac runtime.ApplyConfiguration) error {
-	return a.Client.Apply(ctx, ac, client.FieldOwner(a.FieldManager), client.ForceOwnership)
+	if err := a.Client.Apply(ctx, ac, client.FieldOwner(a.FieldManager), client.ForceOwnership); err != nil {
+		return err
+	}
+	a.Written.Record(ac)
+	return nil
 }
 
 // ApplyStatus sends ac to the status subresource, under the same field manager.

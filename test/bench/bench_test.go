@@ -8,6 +8,8 @@ package bench
 
 import (
 	"context"
+	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,11 +23,18 @@ import (
 // that a no-op reconcile still sends nothing. It asserts request counts, never wall-clock time.
 func TestSmoke(t *testing.T) {
 	ctrl.SetLogger(logr.Discard())
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
+	binary := filepath.Join(t.TempDir(), "llmkube-operator")
+	build := exec.CommandContext(ctx, "go", "build", "-o", binary, "github.com/llmkube/operator/cmd/operator")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the operator: %v\n%s", err, out)
+	}
 	res, err := Main(ctx, Options{
 		Ns: []int{10}, Rounds: 2, Removals: 3,
 		QPS: 50, Burst: 100, MaxConcurrentReconciles: 4, CacheTransform: controllers.CacheTransformSafe, Workers: 4,
+		OperatorBinary: binary, Unthrottled: Settings{QPS: -1, Concurrency: 4},
+		ProfileN: 10, ProfileDir: t.TempDir(), UpgradeN: 10, RoutersN: 3,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +62,83 @@ func TestSmoke(t *testing.T) {
 	if run.Removals != 3 || run.RemovalP50 <= 0 {
 		t.Errorf("removal latency not measured: %+v", run)
 	}
-	if res.Memory == nil || res.Memory.CacheHeap[controllers.CacheTransformNone] == 0 {
+	if res.Memory == nil || res.Memory.CacheHeap[controllers.CacheTransformNone] == 0 || len(res.Memory.Process) != 2 {
 		t.Errorf("memory not measured: %+v", res.Memory)
+	}
+	checkProcess(t, run)
+	checkUpgrade(t, res.Upgrade)
+	checkRouters(t, res.Routers)
+}
+
+// checkProcess: the operator process converges with one write of each kind per object, a no-op
+// reconcile and a restart send nothing, and its CPU and the API server's were measured.
+func checkProcess(t *testing.T, run Run) {
+	t.Helper()
+	p := run.Process
+	if p == nil {
+		t.Fatal("operator process not measured")
+	}
+	for _, k := range []string{"APPLY deployments", "APPLY services", "APPLY inferenceservices/status"} {
+		if got := p.Requests[k]; got != run.N {
+			t.Errorf("process converge: %d %s, want one per object (%d): %v", got, k, run.N, p.Requests)
+		}
+	}
+	// One reconcile per object: the events of the operator's own writes do not bring a second.
+	if p.Reconciles > run.N+run.N/5 {
+		t.Errorf("process converge: %d reconciles for %d objects, want about one each", p.Reconciles, run.N)
+	}
+	if p.CPU.Operator <= 0 || p.CPU.APIServer <= 0 {
+		t.Errorf("process converge: CPU not measured: %+v", p.CPU)
+	}
+	if p.NoOpReconciles < run.N || len(p.NoOpRequests) != 0 {
+		t.Errorf("process no-op: %d reconciles (want at least %d) sent %v, want nothing", p.NoOpReconciles, run.N, p.NoOpRequests)
+	}
+	if p.ProfileTop == "" {
+		t.Errorf("process converge: no CPU profile")
+	}
+	if r := p.Restart; r == nil || r.Reconciles < run.N || len(r.Requests) != 0 {
+		t.Errorf("restart over converged objects: want every object reconciled and no request, got %+v", r)
+	}
+}
+
+// checkUpgrade: one ownership write per Deployment the records-based operator wrote, and an apply
+// of the Deployment only where a recorded key was dropped (the only pod templates that change).
+func checkUpgrade(t *testing.T, u *Upgrade) {
+	t.Helper()
+	if u == nil {
+		t.Fatal("upgrade not measured")
+	}
+	for _, k := range []string{"PATCH deployments", "PATCH services"} {
+		if got := u.Requests[k]; got != u.N {
+			t.Errorf("upgrade: %d ownership writes (%s), want one per object (%d): %v", got, k, u.N, u.Requests)
+		}
+	}
+	if got := u.Requests["APPLY services"]; got != 0 {
+		t.Errorf("upgrade: %d Service applies, want none (the migration hands the fields over as they are): %v", got, u.Requests)
+	}
+	if got := u.Requests["APPLY deployments"]; got != u.Dropped {
+		t.Errorf("upgrade: %d Deployment applies, want one per Deployment with a dropped key (%d): %v", got, u.Dropped, u.Requests)
+	}
+	if u.Rolled != u.Dropped {
+		t.Errorf("upgrade: %d pod templates changed, want only the %d with a dropped key", u.Rolled, u.Dropped)
+	}
+}
+
+// checkRouters: one apply of each of a router's objects, and a no-op reconcile sends nothing.
+func checkRouters(t *testing.T, r *Routers) {
+	t.Helper()
+	if r == nil {
+		t.Fatal("routers not measured")
+	}
+	for _, k := range []string{"APPLY configmaps", "APPLY deployments", "APPLY services", "APPLY modelrouters/status"} {
+		if got := r.Converge.Requests[k]; got != r.N {
+			t.Errorf("routers: %d %s, want one per router (%d): %v", got, k, r.N, r.Converge.Requests)
+		}
+	}
+	if r.Converge.Reconciles > r.N+r.N/5 {
+		t.Errorf("routers: %d reconciles for %d routers, want about one each", r.Converge.Reconciles, r.N)
+	}
+	if r.NoOp.Reconciles < r.N || len(r.NoOp.Requests) != 0 {
+		t.Errorf("routers no-op: %d reconciles (want at least %d) sent %v, want nothing", r.NoOp.Reconciles, r.N, r.NoOp.Requests)
 	}
 }

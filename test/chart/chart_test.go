@@ -181,7 +181,7 @@ func TestArgsFromValues(t *testing.T) {
 		"--zap-log-level=info",
 		"--metrics-bind-address=:8080",
 		"--health-probe-bind-address=:8081",
-		"--max-concurrent-reconciles=4",
+		"--max-concurrent-reconciles=8",
 		"--router-proxy-image=ghcr.io/llmkube/router-proxy:" + appVersion(t),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

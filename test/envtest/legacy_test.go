@@ -9,19 +9,16 @@ package envtest_test
 import (
 	"encoding/json"
 	"maps"
-	"slices"
 	"strings"
 
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/modelrouter"
-	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/test/legacy"
 )
 
 // legacyReconcile behaves like the records-based operator before this one: it builds the same
@@ -56,54 +53,12 @@ func legacyReconcileRouter(ns, name string) *appsv1.Deployment {
 }
 
 func legacyReconcileDeployment(ns, name string, ac any, userLabels, userAnnotations map[string]string, withRecords bool) *appsv1.Deployment {
-	want := &appsv1.Deployment{}
-	data, err := json.Marshal(ac)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(json.Unmarshal(data, want)).To(Succeed())
-
 	var out *appsv1.Deployment
-	Eventually(func() error {
-		live := &appsv1.Deployment{}
-		err := k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name}, live)
-		if apierrors.IsNotFound(err) {
-			live = want.DeepCopy()
-			live.Annotations = map[string]string{}
-		} else if err != nil {
-			return err
-		}
-		prevLabels, _ := ownership.ParseRecord(live.Annotations[ownership.RecordLabels])
-		prevAnnotations, _ := ownership.ParseRecord(live.Annotations[ownership.RecordAnnotations])
-		mergeKeys(&live.Spec.Template.Labels, want.Spec.Template.Labels, userLabels, prevLabels)
-		mergeKeys(&live.Spec.Template.Annotations, want.Spec.Template.Annotations, userAnnotations, prevAnnotations)
-		if withRecords {
-			live.Annotations[ownership.RecordLabels] = strings.Join(slices.Sorted(maps.Keys(userLabels)), ",")
-			live.Annotations[ownership.RecordAnnotations] = strings.Join(slices.Sorted(maps.Keys(userAnnotations)), ",")
-			live.Annotations[ownership.LegacyHash] = "0123456789abcdef"
-		}
-		live.Spec.Replicas = want.Spec.Replicas
-		live.Spec.Template.Spec = want.Spec.Template.Spec
-		out = live
-		if live.ResourceVersion == "" {
-			return k8sClient.Create(suiteCtx, live, client.FieldOwner("manager"))
-		}
-		return k8sClient.Update(suiteCtx, live, client.FieldOwner("manager"))
+	Eventually(func() (err error) {
+		out, err = legacy.WriteDeployment(suiteCtx, k8sClient, ns, name, ac, userLabels, userAnnotations, withRecords)
+		return err
 	}).Should(Succeed())
 	return out
-}
-
-// mergeKeys is the legacy operator's map merge: operator keys, then user keys, minus the keys
-// the previous record listed that the user no longer sets; every other key stays.
-func mergeKeys(live *map[string]string, operator, user map[string]string, previous []string) {
-	if *live == nil {
-		*live = map[string]string{}
-	}
-	for _, k := range previous {
-		if _, ok := user[k]; !ok {
-			delete(*live, k)
-		}
-	}
-	maps.Copy(*live, operator)
-	maps.Copy(*live, user)
 }
 
 // legacyOwnsTemplateKeys lists the pod-template label and annotation keys the legacy manager's

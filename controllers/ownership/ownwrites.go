@@ -1,0 +1,111 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package ownership
+
+import (
+	"reflect"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// OwnWrites filters the watch events of owned objects that the operator's own applies caused, so
+// that they do not reconcile the owner again. A nil *OwnWrites lets every event through.
+//
+//   - create of an object the field manager has applied: dropped. Either this process created it,
+//     and the reconcile that did so already used the API server's answer (the status is computed
+//     from it), or it existed when the cache started, and the owner's own create event from the
+//     same start reconciles the owner anyway.
+//   - update to the resourceVersion this process's last apply of the object was answered with:
+//     dropped. When the event overtakes the answer it passes, and costs one reconcile that sends
+//     nothing.
+//   - any other update (the Deployment controller's status, an HPA's scale, a person's edit), and
+//     every delete: passed.
+//
+// Note: without it every object the operator creates costs its owner a second reconcile: 2.00
+// reconciles per InferenceService during convergence instead of 1.00 (`make bench`).
+type OwnWrites struct {
+	// FieldManager is the operator's field manager.
+	FieldManager string
+	rv           sync.Map // types.UID -> resourceVersion
+}
+
+// Record remembers the object an apply answered with; ac is the apply configuration the client
+// decoded the answer into.
+func (w *OwnWrites) Record(ac any) {
+	if w == nil {
+		return
+	}
+	if uid, rv := appliedMeta(ac); uid != "" && rv != "" {
+		w.rv.Store(uid, rv)
+	}
+}
+
+// Predicate drops the create and update events of objects at the resourceVersion this process
+// wrote last, and forgets an object when it is deleted.
+func (w *OwnWrites) Predicate() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return !w.applied(e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool { return !w.own(e.ObjectNew) },
+		DeleteFunc: func(e event.DeleteEvent) bool {
+			if w != nil && e.Object != nil {
+				w.rv.Delete(e.Object.GetUID())
+			}
+			return true
+		},
+	}
+}
+
+func (w *OwnWrites) own(obj client.Object) bool {
+	if w == nil || obj == nil {
+		return false
+	}
+	rv, ok := w.rv.Load(obj.GetUID())
+	return ok && rv.(string) == obj.GetResourceVersion()
+}
+
+// applied says whether the field manager has an Apply entry on obj.
+func (w *OwnWrites) applied(obj client.Object) bool {
+	if w == nil || obj == nil {
+		return false
+	}
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == w.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// appliedMeta reads uid and resourceVersion from an apply configuration's embedded
+// ObjectMetaApplyConfiguration (every generated one has it; none has a getter for these two).
+func appliedMeta(ac any) (types.UID, string) {
+	v := reflect.ValueOf(ac)
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return "", ""
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return "", ""
+	}
+	f := v.FieldByName("ObjectMetaApplyConfiguration")
+	if !f.IsValid() || f.Kind() != reflect.Pointer || f.IsNil() {
+		return "", ""
+	}
+	m, ok := f.Interface().(*metav1ac.ObjectMetaApplyConfiguration)
+	if !ok || m.UID == nil || m.ResourceVersion == nil {
+		return "", ""
+	}
+	return *m.UID, *m.ResourceVersion
+}

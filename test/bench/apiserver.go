@@ -1,0 +1,111 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"strconv"
+	"strings"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// apiserverRequests counts the requests the API server has served, by verb and resource, from
+// its own apiserver_request_total metric ("APPLY deployments", "PATCH deployments", "GET
+// inferenceservices", "POST inferenceservices"), without WATCH and without non-resource requests.
+//
+// Note: this is how requests of the operator running as its own process are counted: the API
+// server sees them without a proxy in between. The counts are of every client, so a window
+// subtracts what the benchmark itself sent in it (known exactly: it creates and touches objects).
+// The verb APPLY is a server-side apply; PATCH is any other patch (the migration's JSON patch).
+type apiserverRequests struct {
+	rc rest.Interface
+}
+
+func newAPIServerRequests(cfg *rest.Config) (*apiserverRequests, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &apiserverRequests{rc: cs.Discovery().RESTClient()}, nil
+}
+
+func (a *apiserverRequests) snapshot(ctx context.Context) (map[string]int, error) {
+	data, err := a.rc.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	s := bufio.NewScanner(bytes.NewReader(data))
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		line := s.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		if end < 0 {
+			continue
+		}
+		labels := parseLabels(line[len("apiserver_request_total{"):end])
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		if err != nil || labels["resource"] == "" || labels["verb"] == "WATCH" {
+			continue
+		}
+		res := labels["resource"]
+		if !operatorResources[res] || (res == "endpointslices" && labels["verb"] != "LIST") || (res == "configmaps" && labels["verb"] == "GET") {
+			continue
+		}
+		if sub := labels["subresource"]; sub != "" {
+			res += "/" + sub
+		}
+		out[labels["verb"]+" "+res] += int(v)
+	}
+	return out, s.Err()
+}
+
+// operatorResources are the resources the operator's role covers. Requests on others are the
+// API server's own (the IPAddress of every new Service's ClusterIP, its identity Lease, API
+// Priority and Fairness status, the GET of the kubernetes Service's EndpointSlice by its endpoint
+// reconciler) and the operator sends none (it runs without leader election, and only lists
+// EndpointSlices). GETs of ConfigMaps are the benchmark's neighbour's: the operator reads
+// ConfigMaps from its cache only.
+var operatorResources = map[string]bool{
+	"inferenceservices": true, "modelrouters": true, "deployments": true, "services": true, "configmaps": true,
+	"horizontalpodautoscalers": true, "endpointslices": true, "secrets": true, "events": true,
+}
+
+// parseLabels reads `a="x",b="y"` (the values of this metric hold no commas or quotes).
+func parseLabels(s string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok {
+			out[k] = strings.Trim(v, `"`)
+		}
+	}
+	return out
+}
+
+// minus removes from m (a delta) what the benchmark itself sent in the window.
+func minus(m map[string]int, own map[string]int) map[string]int {
+	for k, v := range own {
+		if m[k] -= v; m[k] == 0 {
+			delete(m, k)
+		}
+	}
+	return m
+}
+
+// writes sums the counts that change something: everything but GET and LIST.
+func writes(m map[string]int) int {
+	_, w := split(m)
+	return w
+}

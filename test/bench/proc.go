@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// clockTick is USER_HZ, the unit of utime and stime in /proc/<pid>/stat: 100 on every Linux
+// architecture Go runs on.
+const clockTick = 100
+
+// cpuTime is the CPU a process has used so far (user plus system), from /proc/<pid>/stat; zero
+// when the process is gone.
+//
+// Note: /proc is read while the process runs so that a window (a convergence, a round of no-op
+// reconciles) can be cut out of its life; its resolution is 10 ms, far below what is measured.
+func cpuTime(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is in parentheses and may hold spaces: count from after it.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTick
+}
+
+// controlPlanePIDs finds the kube-apiserver and etcd processes of env by their command lines
+// (envtest keeps its processes to itself): the API server serving on env's secure port, etcd on
+// env's client URL.
+func controlPlanePIDs(env *envtest.Environment) (apiserver, etcd int, err error) {
+	cp := env.ControlPlane
+	apiArg := "--secure-port=" + cp.APIServer.SecureServing.Port
+	etcdHost := ""
+	if cp.Etcd != nil && cp.Etcd.URL != nil {
+		etcdHost = cp.Etcd.URL.Host
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+		switch filepath.Base(args[0]) {
+		case "kube-apiserver":
+			for _, a := range args[1:] {
+				if a == apiArg {
+					apiserver = pid
+				}
+			}
+		case "etcd":
+			for _, a := range args[1:] {
+				if etcdHost != "" && strings.HasPrefix(a, "--listen-client-urls") && strings.Contains(a, etcdHost) {
+					etcd = pid
+				}
+			}
+		}
+	}
+	if apiserver == 0 || etcd == 0 {
+		return apiserver, etcd, fmt.Errorf("control plane processes not found (kube-apiserver %d, etcd %d)", apiserver, etcd)
+	}
+	return apiserver, etcd, nil
+}
+
+// cpuMeter reads the CPU of the operator's process and of the control plane's two, for a window.
+type cpuMeter struct {
+	apiserver, etcd int
+}
+
+// CPU is the CPU time spent in a window, per process.
+type CPU struct {
+	Operator  jsonDuration `json:"operator"`
+	APIServer jsonDuration `json:"apiserver"`
+	Etcd      jsonDuration `json:"etcd"`
+}
+
+type cpuMark struct{ op, api, etcd time.Duration }
+
+func (m cpuMeter) mark(operatorPID int) cpuMark {
+	return cpuMark{op: cpuTime(operatorPID), api: cpuTime(m.apiserver), etcd: cpuTime(m.etcd)}
+}
+
+func (start cpuMark) to(end cpuMark) CPU {
+	return CPU{Operator: jsonDuration(end.op - start.op), APIServer: jsonDuration(end.api - start.api), Etcd: jsonDuration(end.etcd - start.etcd)}
+}
