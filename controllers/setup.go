@@ -60,7 +60,7 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder,
 		// The Inference Extension's generated schema has no InferencePool (its parser does not
 		// know the kind), so the pool is typed by a schema deduced from the object, last.
-		Types: ownership.NewTypeConverter(scheme, gatewayac.NewTypeConverter(scheme), managedfields.NewDeducedTypeConverter()),
+		Types:   ownership.NewTypeConverter(scheme, gatewayac.NewTypeConverter(scheme), managedfields.NewDeducedTypeConverter()),
 		Written: &ownership.OwnWrites{FieldManager: cfg.FieldManager},
 		Migrator: ownership.Migrator{
 			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
