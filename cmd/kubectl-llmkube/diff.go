@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
-	"github.com/llmkube/operator/internal/plugin/desired"
 	"github.com/llmkube/operator/internal/plugin/diff"
 	"github.com/llmkube/operator/internal/plugin/output"
 )
@@ -35,12 +34,7 @@ defers (rolloutPolicy.waitForIdle) is shown: it is what the operator applies onc
 			if err != nil {
 				return err
 			}
-			var set *desired.Set
-			if objs.ISVC != nil {
-				set, err = desired.ForInferenceService(objs.ISVC, objs.Deployment, op.desired())
-			} else {
-				set, err = desired.ForModelRouter(cmd.Context(), c, objs.Router, op.desired())
-			}
+			set, err := op.desiredOf(cmd.Context(), c, objs)
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ Licensed under the Apache License, Version 2.0.
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/internal/plugin/cluster"
 	"github.com/llmkube/operator/internal/plugin/desired"
 )
 
@@ -93,4 +95,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+}
+
+// desiredOf is what the operator would apply for the InferenceService or ModelRouter of objs.
+func (o *operatorFlags) desiredOf(ctx context.Context, c *cluster.Client, objs *cluster.Objects) (*desired.Set, error) {
+	if objs.ISVC != nil {
+		return desired.ForInferenceService(objs.ISVC, objs.Deployment, o.desired())
+	}
+	return desired.ForModelRouter(ctx, c, objs.Router, o.desired())
 }

@@ -61,12 +61,7 @@ operator's traces cover it: see 'migration plan'), unowned, pending (the next ap
 				return fmt.Errorf("%s has no Deployment %s/%s yet: is the operator running? (kubectl get deploy -n %s; kubectl llmkube diff %s shows what it would create)",
 					t.Short(), c.Namespace, objs.DeploymentName(), c.Namespace, t.Short())
 			}
-			var set *desired.Set
-			if objs.ISVC != nil {
-				set, err = desired.ForInferenceService(objs.ISVC, objs.Deployment, op.desired())
-			} else {
-				set, err = desired.ForModelRouter(cmd.Context(), c, objs.Router, op.desired())
-			}
+			set, err := op.desiredOf(cmd.Context(), c, objs)
 			if err != nil {
 				return err
 			}
