@@ -52,12 +52,16 @@ func (w *OwnWrites) Record(ac any) {
 
 // Predicate drops the create and update events of objects at the resourceVersion this process
 // wrote last, and forgets an object when it is deleted.
-func (w *OwnWrites) Predicate() predicate.Predicate {
-	return predicate.Funcs{
-		CreateFunc: func(e event.CreateEvent) bool { return !w.applied(e.Object) },
-		UpdateFunc: func(e event.UpdateEvent) bool { return !w.own(e.ObjectNew) },
-		DeleteFunc: func(e event.DeleteEvent) bool {
-			if w != nil && e.Object != nil {
+func (w *OwnWrites) Predicate() predicate.Predicate { return TypedPredicate[client.Object](w) }
+
+// TypedPredicate is Predicate for a watch of one object type (source.Kind), such as the optional
+// Gateway API kinds whose watches start late.
+func TypedPredicate[T client.Object](w *OwnWrites) predicate.TypedPredicate[T] {
+	return predicate.TypedFuncs[T]{
+		CreateFunc: func(e event.TypedCreateEvent[T]) bool { return !w.applied(e.Object) },
+		UpdateFunc: func(e event.TypedUpdateEvent[T]) bool { return !w.own(e.ObjectNew) },
+		DeleteFunc: func(e event.TypedDeleteEvent[T]) bool {
+			if w != nil && client.Object(e.Object) != nil {
 				w.rv.Delete(e.Object.GetUID())
 			}
 			return true
