@@ -8,6 +8,7 @@ package routerproxy
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -34,18 +35,9 @@ func copyHeaders(dst, src http.Header, drop []string) {
 		}
 	}
 	for k, vv := range src {
-		if contains(hopByHop, k) || contains(drop, k) || contains(named, k) {
+		if slices.Contains(hopByHop, k) || slices.Contains(drop, k) || slices.Contains(named, k) {
 			continue
 		}
 		dst[k] = vv // shared, never mutated: callers Set whole entries
 	}
-}
-
-func contains(list []string, k string) bool {
-	for _, s := range list {
-		if s == k {
-			return true
-		}
-	}
-	return false
 }
