@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"sync"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -82,12 +81,7 @@ func (w *OwnWrites) applied(obj client.Object) bool {
 	if w == nil || obj == nil {
 		return false
 	}
-	for _, e := range obj.GetManagedFields() {
-		if e.Manager == w.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
-			return true
-		}
-	}
-	return false
+	return HasApplyEntry(obj, w.FieldManager)
 }
 
 // appliedMeta reads uid and resourceVersion from an apply configuration's embedded

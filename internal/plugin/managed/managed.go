@@ -9,10 +9,10 @@ Licensed under the Apache License, Version 2.0.
 package managed
 
 import (
-	"bytes"
-	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/llmkube/operator/controllers/ownership"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -60,11 +60,9 @@ type Index struct {
 func NewIndex(managedFields []metav1.ManagedFieldsEntry) (*Index, error) {
 	x := &Index{}
 	for _, e := range managedFields {
-		set := &fieldpath.Set{}
-		if e.FieldsV1 != nil {
-			if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
-				return nil, fmt.Errorf("decoding the managed fields of %s: %w", e.Manager, err)
-			}
+		set, err := ownership.EntrySet(e) // the operator's own decoder and error policy
+		if err != nil {
+			return nil, err
 		}
 		x.entries = append(x.entries, entry{owner: Owner{Manager: e.Manager, Operation: string(e.Operation), Subresource: e.Subresource}, set: set})
 	}
