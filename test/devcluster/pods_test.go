@@ -163,7 +163,7 @@ var _ = Describe("the promise on pods, in the dev cluster", func() {
 		other := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "apps/v1", "kind": "Deployment",
 			"metadata": map[string]any{"name": name, "namespace": ns},
-			"spec": map[string]any{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{otherLabel: "yes"}}}},
+			"spec":     map[string]any{"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{otherLabel: "yes"}}}},
 		}}
 		Expect(k8sClient.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(other), client.FieldOwner(otherManager))).To(Succeed())
 		tooled := settled(ns, name, func(g Gomega, p corev1.Pod) {
