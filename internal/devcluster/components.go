@@ -32,11 +32,13 @@ const (
 // Deployment, a Service, a PersistentVolumeClaim and a namespace need to behave as in a real
 // cluster, and nothing that waits on a kubelet, a cloud or a signing key.
 //
-// Note: pvc-protection and pv-protection are in because the API server's admission adds their
-// finalizers to every claim and volume; without them, a deleted claim would hang in Terminating.
+// Note: some are there for what the API server's admission adds on create. nodelifecycle removes
+// the node.kubernetes.io/not-ready taint every new node gets once KWOK reports it Ready (without
+// it, nothing schedules); pvc-protection and pv-protection remove the finalizers of every claim and
+// volume (without them, a deleted claim hangs in Terminating).
 var Controllers = []string{
 	"deployment", "replicaset", "endpointslice", "garbagecollector", "namespace", "serviceaccount",
-	"podgc", "persistentvolume-binder", "pvc-protection", "pv-protection",
+	"nodelifecycle", "podgc", "persistentvolume-binder", "pvc-protection", "pv-protection",
 }
 
 // PodCIDR is where KWOK takes pod addresses from: 198.18.0.0/15 is reserved for benchmarks

@@ -95,8 +95,9 @@ func createNodesAndStorage(ctx context.Context, c client.Client) error {
 	return nil
 }
 
-// waitForNodes returns once KWOK reports every fake node Ready, or with the first component that
-// exited.
+// waitForNodes returns once every fake node is Ready (KWOK) and without taint (nodelifecycle
+// removes the not-ready taint admission put on it), so what is applied next schedules at once; or
+// with the first component that exited.
 func waitForNodes(ctx context.Context, c client.Client, components []*component) error {
 	var last string
 	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
@@ -112,17 +113,27 @@ func waitForNodes(ctx context.Context, c client.Client, components []*component)
 		}
 		ready := 0
 		for _, n := range nodes.Items {
-			for _, cond := range n.Status.Conditions {
-				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-					ready++
-				}
+			if schedulable(n) {
+				ready++
 			}
 		}
-		last = fmt.Sprintf("%d of %d fake nodes Ready", ready, Nodes)
+		last = fmt.Sprintf("%d of %d fake nodes Ready and untainted", ready, Nodes)
 		return ready >= Nodes, nil
 	})
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("waiting for the fake nodes: %s after %s", last, StartTimeout)
 	}
 	return err
+}
+
+func schedulable(n corev1.Node) bool {
+	if len(n.Spec.Taints) > 0 {
+		return false
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
