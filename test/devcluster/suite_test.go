@@ -12,7 +12,10 @@ package devcluster_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,7 +78,24 @@ var _ = BeforeSuite(func() {
 	}()
 })
 
+// failed is set by the first failing spec: the suite then prints the components' logs, which
+// live in a temporary folder that goes with the run.
+var failed bool
+
+var _ = AfterEach(func() {
+	if CurrentSpecReport().Failed() {
+		failed = true
+	}
+})
+
 var _ = AfterSuite(func() {
+	if failed && cluster != nil {
+		for _, name := range []string{"kube-controller-manager", "kube-scheduler", "kwok"} {
+			data, _ := os.ReadFile(filepath.Join(cluster.LogDir, name+".log"))
+			lines := strings.Split(string(data), "\n")
+			fmt.Fprintf(GinkgoWriter, "=== last lines of %s.log\n%s\n", name, strings.Join(lines[max(0, len(lines)-40):], "\n"))
+		}
+	}
 	if cancel != nil {
 		cancel()
 		<-done
