@@ -32,8 +32,8 @@ const Nodes = 3
 const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 
 // StorageClassName is the default StorageClass, served by the in-tree hostPath provisioner of
-// kube-controller-manager (volumes under /tmp/hostpath_pv on this machine, never mounted: KWOK
-// runs no container).
+// kube-controller-manager (an empty folder per volume under /tmp/hostpath_pv on this machine,
+// never mounted: KWOK runs no container).
 const StorageClassName = "standard"
 
 // NodeName is the name of fake node i.
