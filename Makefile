@@ -10,8 +10,9 @@ CONTROLLER_GEN := go tool controller-gen
 HELM := go tool -modfile=hack/tools/go.mod helm
 CHART := charts/llmkube
 
-# The control plane for tests and `make run`: kube-apiserver and etcd built from source, cached by
-# version so a machine builds them once.
+# The control plane for tests and `make run`: kube-apiserver and etcd, and for `make run`'s fuller
+# cluster kube-controller-manager, kube-scheduler and KWOK, built from source, cached by version so a
+# machine builds them once.
 K8S_VERSION  := $(shell sed -n 's/^\tk8s.io\/kubernetes \(v[^ ]*\)$$/\1/p' test/envtest/tools/go.mod)
 ETCD_VERSION := $(shell sed -n 's/^\tgo.etcd.io\/etcd\/server\/v3 \(v[^ ]*\)$$/\1/p' test/envtest/tools/go.mod)
 ENVTEST_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/llmkube/envtest
@@ -65,13 +66,15 @@ build:
 	go build -o bin/router-proxy ./cmd/router-proxy
 
 .PHONY: envtest-bin
-envtest-bin: $(ENVTEST_BIN)/kube-apiserver $(ENVTEST_BIN)/kubectl ## Build kube-apiserver and etcd from source once per version; kubectl too when the machine has none.
+envtest-bin: control-plane $(ENVTEST_BIN)/kubectl ## Build the control plane (kube-apiserver, etcd, kube-controller-manager, kube-scheduler, KWOK) from source once per version; kubectl too when the machine has none.
 
-$(ENVTEST_BIN)/kube-apiserver: test/envtest/tools/go.mod
+# The script builds only what the cache lacks and returns at once when it lacks nothing.
+.PHONY: control-plane
+control-plane:
 	@bash hack/build-control-plane.sh "$(ENVTEST_BIN)"
 
 # The GitOps tests run the real kubectl: the machine's own, else one built from the same sources.
-$(ENVTEST_BIN)/kubectl: $(ENVTEST_BIN)/kube-apiserver
+$(ENVTEST_BIN)/kubectl: | control-plane
 	@if command -v kubectl >/dev/null 2>&1; then ln -sf "$$(command -v kubectl)" $@; \
 	else echo "building kubectl from source (once)"; cd test/envtest/tools && CGO_ENABLED=0 go build -o $@ k8s.io/kubernetes/cmd/kubectl; fi
 
@@ -86,8 +89,8 @@ plugin: ## Install the kubectl plugin (kubectl llmkube) and its completion helpe
 	@echo "installed $(PLUGIN_BIN)/kubectl-llmkube; try: kubectl llmkube --help"
 
 .PHONY: run
-run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one, else on an embedded control plane.
-	go run ./cmd/operator --dev-control-plane=auto --apply-samples=config/samples
+run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one, else on an embedded cluster with fake GPU nodes; apply config/samples yourself.
+	go run ./cmd/operator --dev-control-plane=auto
 
 ##@ Test
 

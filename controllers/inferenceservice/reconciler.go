@@ -10,6 +10,7 @@ package inferenceservice
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -137,6 +138,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		failures = append(failures, err)
 	}
 	status.ReportFailure(r.Recorder, isvc, isvc.Status.Conditions, isvc.Generation, failures)
+	r.reportUnreadable(isvc, deferred)
 	if err := r.reconcileStatus(ctx, isvc, live, failures, deferred, gateway.condition, modelMissing); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -301,6 +303,26 @@ func (r *Reconciler) gate(ctx context.Context, isvc *inferencev1alpha1.Inference
 	}
 	desired.Spec.Template = owned.Spec.Template
 	return &d, nil
+}
+
+// ReasonMetricsUnreadable is the Warning Event that names the pods the rollout gate could not read.
+const ReasonMetricsUnreadable = "MetricsUnreadable"
+
+// reportUnreadable sends a Warning Event naming the pods whose metrics the rollout gate could not
+// read, so that a deferral on a pod that will never answer is seen in `kubectl describe` and
+// `kubectl events`, not only in the condition.
+//
+// Note: only news is sent, a deferral whose message differs from the RolloutDeferred condition
+// already written; the gate asks again every few seconds, and the same answer stays silent.
+func (r *Reconciler) reportUnreadable(isvc *inferencev1alpha1.InferenceService, d *rollout.Decision) {
+	if r.Recorder == nil || d == nil || len(d.Unreadable) == 0 {
+		return
+	}
+	if c := meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionRolloutDeferred); c != nil && c.Status == metav1.ConditionTrue && c.Message == d.Message {
+		return
+	}
+	r.Recorder.Eventf(isvc, nil, corev1.EventTypeWarning, ReasonMetricsUnreadable, "RolloutGate",
+		"the pod-template change waits: metrics unreadable, counted busy: %s", strings.Join(d.Unreadable, ", "))
 }
 
 // keepStartupProtection keeps do-not-disrupt on a template that has it when dropping it would be

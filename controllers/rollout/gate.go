@@ -16,6 +16,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -44,6 +45,9 @@ type Decision struct {
 	Reason, Message string
 	// RequeueAfter is when to look again while deferred.
 	RequeueAfter time.Duration
+	// Unreadable names the pods whose metrics could not be read (Load.Unreadable); the
+	// reconciler reports them in a Warning Event too.
+	Unreadable []string
 }
 
 // Gate decides whether a pod-template change may roll now.
@@ -97,6 +101,9 @@ func (g *Gate) Decide(ctx context.Context, isvc *inferencev1alpha1.InferenceServ
 	}
 	requeue := wait.Jitter(PollInterval, 0.5)
 	busy := fmt.Sprintf("%d of %d pods busy (%s)", load.Busy, load.Pods, metric)
+	if len(load.Unreadable) > 0 {
+		busy += "; metrics unreadable, counted busy: " + strings.Join(load.Unreadable, ", ")
+	}
 	if policy.IdleTimeoutSeconds != nil {
 		timeout := time.Duration(*policy.IdleTimeoutSeconds) * time.Second
 		start := now
@@ -111,10 +118,11 @@ func (g *Gate) Decide(ctx context.Context, isvc *inferencev1alpha1.InferenceServ
 				Reason:       ReasonIdleTimeoutNotForced,
 				Message:      fmt.Sprintf("%s; idleTimeoutSeconds (%ds) passed and rolloutPolicy.force is off: still waiting for idle", busy, *policy.IdleTimeoutSeconds),
 				RequeueAfter: requeue,
+				Unreadable:   load.Unreadable,
 			}, nil
 		} else if left := timeout - elapsed; left < requeue {
 			requeue = left
 		}
 	}
-	return Decision{Reason: ReasonWaitingForIdle, Message: busy + "; the pod-template change waits for idle", RequeueAfter: requeue}, nil
+	return Decision{Reason: ReasonWaitingForIdle, Message: busy + "; the pod-template change waits for idle", RequeueAfter: requeue, Unreadable: load.Unreadable}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,5 +102,49 @@ func TestDecide(t *testing.T) {
 				t.Fatalf("RequeueAfter = %s, want a jittered delay up to %s", d.RequeueAfter, PollInterval*3/2)
 			}
 		})
+	}
+}
+
+// A pod whose metrics cannot be read (nothing listens, as behind a KWOK pod's address) is named
+// in the deferral with why, never folded silently into a count.
+func TestDecideNamesThePodWhoseMetricsCannotBeRead(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	// A port nothing listens on: open a listener and close it.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := int32(l.Addr().(*net.TCPAddr).Port)
+	_ = l.Close()
+	idle := pod(t, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 0\n")
+	slice := func(name, podName string, p int32) *discoveryv1.EndpointSlice {
+		return &discoveryv1.EndpointSlice{
+			ObjectMeta:  metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: map[string]string{discoveryv1.LabelServiceName: "svc"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints: []discoveryv1.Endpoint{{
+				Addresses:  []string{"127.0.0.1"},
+				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+				TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: podName},
+			}},
+			Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(p), Protocol: ptr.To(corev1.ProtocolTCP)}},
+		}
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithRuntimeObjects(slice("a", "svc-silent", port), slice("b", "svc-idle", idle)).Build()
+	g := &Gate{Prober: &Prober{Reader: c, HTTP: &http.Client{Timeout: time.Second}}}
+	for _, policy := range []inferencev1alpha1.RolloutPolicy{{}, {IdleTimeoutSeconds: ptr.To[int32](1)}} {
+		d, err := g.Decide(context.Background(), isvc("vllm", policy), "svc", "http", ptr.To(time.Now().Add(-time.Hour)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Roll {
+			t.Fatalf("Decide rolled with a pod that did not answer")
+		}
+		if !strings.Contains(d.Message, "pod svc-silent (") || strings.Contains(d.Message, "svc-idle") {
+			t.Fatalf("Decide message = %q, want it to name pod svc-silent with why, and not the idle pod", d.Message)
+		}
+		if len(d.Unreadable) != 1 || !strings.HasPrefix(d.Unreadable[0], "pod svc-silent (") {
+			t.Fatalf("Decide Unreadable = %q, want pod svc-silent alone", d.Unreadable)
+		}
 	}
 }

@@ -29,6 +29,10 @@ type Load struct {
 	Busy int
 	// InFlight is the sum of the in-flight gauge over the pods that answered.
 	InFlight float64
+	// Unreadable names each pod whose metrics could not be read, with why: a pod that runs no
+	// runtime (a KWOK pod of `make run`'s dev cluster), a wrong port, a runtime without the gauge.
+	// They count as busy; naming them turns a wait that would look like a stall into a cause.
+	Unreadable []string
 }
 
 // Idle is true when no pod has a request in flight and every pod answered.
@@ -73,6 +77,9 @@ func (p *Prober) Load(ctx context.Context, namespace, service, portName, metric 
 			}
 			load.Pods++
 			n, err := p.inFlight(ctx, "http://"+net.JoinHostPort(ep.Addresses[0], strconv.Itoa(int(port)))+"/metrics", metric)
+			if err != nil {
+				load.Unreadable = append(load.Unreadable, fmt.Sprintf("%s (%v)", endpointName(ep), err))
+			}
 			if err != nil || n > 0 {
 				load.Busy++
 			}
@@ -80,6 +87,14 @@ func (p *Prober) Load(ctx context.Context, namespace, service, portName, metric 
 		}
 	}
 	return load, nil
+}
+
+// endpointName is the pod behind an endpoint, else its address.
+func endpointName(ep discoveryv1.Endpoint) string {
+	if ep.TargetRef != nil && ep.TargetRef.Kind == "Pod" && ep.TargetRef.Name != "" {
+		return "pod " + ep.TargetRef.Name
+	}
+	return "endpoint " + ep.Addresses[0]
 }
 
 func slicePort(s discoveryv1.EndpointSlice, name string) (int32, bool) {
