@@ -62,6 +62,7 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		// know the kind), so the pool is typed by a schema deduced from the object, last.
 		Types:   ownership.NewTypeConverter(scheme, gatewayac.NewTypeConverter(scheme), managedfields.NewDeducedTypeConverter()),
 		Written: &ownership.OwnWrites{FieldManager: cfg.FieldManager},
+		Reader:  mgr.GetAPIReader(),
 		Migrator: ownership.Migrator{
 			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
 			FieldManager: cfg.FieldManager, Legacy: legacy,

@@ -76,10 +76,14 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 	if r.gateway == nil {
 		return gatewayOutcome{}, nil
 	}
-	if isvc.Spec.Gateway == nil {
-		return gatewayOutcome{}, r.removeGateway(ctx, isvc)
-	}
 	keep := gatewayOutcome{condition: meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionGatewayReady)}
+	if isvc.Spec.Gateway == nil {
+		if err := r.removeGateway(ctx, isvc); err != nil {
+			// GatewayReady is the record that a deletion is owed: it stays until the deletion is done.
+			return keep, err
+		}
+		return gatewayOutcome{}, nil
+	}
 	missing, err := r.gateway.missing()
 	if err != nil {
 		return keep, err
@@ -126,20 +130,31 @@ func (r *Reconciler) removeGateway(ctx context.Context, isvc *inferencev1alpha1.
 			}
 		}
 		if served {
-			errs = append(errs, r.deleteOwned(ctx, isvc, k.gvk))
+			errs = append(errs, r.deleteOwned(ctx, isvc, k.gvk, hadGateway))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// deleteOwned deletes the object of kind gvk named like isvc when isvc controls it.
-func (r *Reconciler) deleteOwned(ctx context.Context, isvc *inferencev1alpha1.InferenceService, gvk schema.GroupVersionKind) error {
+// deleteOwned deletes the object of kind gvk named like isvc when isvc controls it. owed says a
+// deletion may be owed (GatewayReady is still there): the object is then read from the API
+// server, not the cache.
+//
+// Note: the cache can lag (an informer in backoff after its CRD was reinstalled, a route created
+// a moment ago), and a route missed here would stay attached to the Gateway for good: GatewayReady
+// leaves with this reconcile and the route's own create event is filtered as the operator's write.
+// The live read costs one request per kind, once: when it finds nothing, the record leaves.
+func (r *Reconciler) deleteOwned(ctx context.Context, isvc *inferencev1alpha1.InferenceService, gvk schema.GroupVersionKind, owed bool) error {
 	o, err := r.Client.Scheme().New(gvk)
 	if err != nil {
 		return err
 	}
 	obj := o.(client.Object)
-	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(isvc), obj); err != nil {
+	var reader client.Reader = r.Client
+	if owed && r.Applier.Reader != nil {
+		reader = r.Applier.Reader
+	}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(isvc), obj); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if !metav1.IsControlledBy(obj, isvc) {

@@ -166,11 +166,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
 	live := &appsv1.Deployment{}
-	switch err := r.Client.Get(ctx, key, live); {
-	case apierrors.IsNotFound(err):
-		live = nil
+	switch found, err := r.Applier.Get(ctx, r.Client, key, live); {
 	case err != nil:
 		return ctrl.Result{}, ownership.Fail("Deployment", key, ownership.StepRead, err)
+	case !found:
+		live = nil
 	}
 
 	// Each object converges on its own: a failure of one is reported and never stops the others.
