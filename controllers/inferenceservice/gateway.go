@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -64,6 +65,9 @@ func (r *Reconciler) setupGateway(mgr ctrl.Manager, c controller.Controller) {
 		pool:   newOptionalKind(InferencePoolKind, c, pool, recheck),
 		route:  newOptionalKind(HTTPRouteKind, c, route, recheck),
 	}
+	if dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig()); err == nil {
+		r.gateway.pool.lookup, r.gateway.route.lookup = discoveryLookup(dc), discoveryLookup(dc)
+	}
 }
 
 // reconcileGateway applies the InferencePool and the HTTPRoute spec.gateway asks for, or deletes
@@ -97,6 +101,12 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 	poolErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, pool, extractInferencePool, InferencePool(isvc))
 	routeErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, route, gatewayv1ac.ExtractHTTPRoute, HTTPRoute(isvc))
 	if err := errors.Join(poolErr, routeErr); err != nil {
+		// A kind whose CRD was deleted after its watch started is one that was never there.
+		if (apierrors.IsNotFound(err) || meta.IsNoMatchError(err)) && r.gateway.gone() {
+			if missing, lerr := r.gateway.missing(); lerr == nil && len(missing) > 0 {
+				return gatewayOutcome{condition: crdNotInstalled(missing), requeueAfter: r.gateway.pool.recheck}, nil
+			}
+		}
 		return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
 			Status: metav1.ConditionFalse, Reason: status.Reason(err), Message: status.Truncate(err.Error(), status.ConditionMessageLimit)}}, err
 	}

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +29,7 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/controllers/inferenceservice"
+	"github.com/llmkube/operator/controllers/ownership"
 )
 
 // notControlled waits until the owner's Degraded condition says the object named is not its to
@@ -224,5 +226,24 @@ var _ = Describe("Gateway decisions from the API server, not the cache", func() 
 		r := route(ns, "m")
 		Expect(r.Spec.Hostnames).To(Equal([]gatewayv1.Hostname{"new.example.com"}))
 		Expect(r.Status.Parents[0].Conditions[0].ObservedGeneration).To(BeNumerically("<", r.Generation))
+	})
+})
+
+var _ = Describe("The legacy migration's entry", func() {
+	It("is never empty, so no before-first-apply co-owner appears when desired and live share no field", func() {
+		ns := newNamespace()
+		live := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}, Data: map[string]string{"old": "1"}}
+		Expect(k8sClient.Create(suiteCtx, live, client.FieldOwner("manager"))).To(Succeed())
+		desired := corev1ac.ConfigMap("cm", ns).WithData(map[string]string{"new": "2"})
+
+		migrated, err := ownership.MigrateIfNeeded(suiteCtx, migrator(k8sClient), live, "InferenceService", live, desired)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(managersOf(migrated, "")).To(Equal([]string{"llmkube-operator"}), "the operator's Apply entry survives the write")
+
+		Expect(k8sClient.Apply(suiteCtx, desired, client.FieldOwner("llmkube-operator"), client.ForceOwnership)).To(Succeed())
+		got := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(live), got)).To(Succeed())
+		Expect(managersOf(got, "")).To(Equal([]string{"llmkube-operator"}))
+		Expect(got.Data).To(HaveKeyWithValue("new", "2"))
 	})
 })
