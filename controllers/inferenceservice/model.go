@@ -96,6 +96,11 @@ func (r *Reconciler) reconcileModelCache(ctx context.Context, isvc *inferencev1a
 		return nil
 	}
 	key := client.ObjectKey{Namespace: isvc.Namespace, Name: *desired.Name}
+	if m != nil {
+		if err := r.neverShrink(ctx, key, desired); err != nil {
+			return err
+		}
+	}
 	err := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, &corev1.PersistentVolumeClaim{}, corev1ac.ExtractPersistentVolumeClaim, desired)
 	if apierrors.IsInvalid(err) {
 		return fmt.Errorf("model cache claim %s: %w (a claim's storage class cannot change and its size can only grow where the storage class allows it: put spec.modelCache back as it was, or delete the claim so that the operator makes a new one and the model is downloaded again)", key.Name, err)
@@ -132,4 +137,23 @@ func withModelStatus(desired *acv1alpha1.InferenceServiceApplyConfiguration, isv
 	if missing && !deploymentExists {
 		desired.Status.WithPhase(inferencev1alpha1.PhasePending)
 	}
+}
+
+// neverShrink keeps the size a Model's claim has when desired asks for less: every
+// InferenceService of the Model applies the claim, each with its own spec.modelCache.size, and
+// the claim takes the largest ever asked. Without it two sizes would make the request flip on
+// every reconcile (a resize each time on a real CSI driver), or the smaller one would be refused
+// by the API server as a shrink.
+func (r *Reconciler) neverShrink(ctx context.Context, key client.ObjectKey, desired *corev1ac.PersistentVolumeClaimApplyConfiguration) error {
+	live := &corev1.PersistentVolumeClaim{}
+	found, err := r.Applier.Get(ctx, r.Client, key, live)
+	if err != nil || !found || desired.Spec == nil || desired.Spec.Resources == nil {
+		return ownership.Fail("PersistentVolumeClaim", key, ownership.StepRead, err)
+	}
+	have, ok := live.Spec.Resources.Requests[corev1.ResourceStorage]
+	want := (*desired.Spec.Resources.Requests)[corev1.ResourceStorage]
+	if ok && have.Cmp(want) > 0 {
+		desired.Spec.Resources.WithRequests(corev1.ResourceList{corev1.ResourceStorage: have})
+	}
+	return nil
 }

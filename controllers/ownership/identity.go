@@ -140,3 +140,23 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// The label on every object the operator writes. The operator's caches hold only objects that
+// carry it (controllers.CacheOptions), so its memory follows its own objects, not the cluster's.
+const (
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "llmkube-operator"
+)
+
+// markManaged adds the managed-by label to what desired applies. It runs before the comparison
+// with the owned fields, so an object that already carries it costs no write.
+func markManaged(desired any) {
+	m := objectMeta(desired)
+	if m == nil {
+		return
+	}
+	if m.Labels == nil {
+		m.Labels = map[string]string{}
+	}
+	m.Labels[LabelManagedBy] = ManagedBy
+}

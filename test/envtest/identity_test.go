@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package envtest_test
 
 import (
+	"reflect"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -164,6 +165,11 @@ func neverSees(obj client.Object) func(*cache.Options) {
 		if o.ByObject == nil {
 			o.ByObject = map[client.Object]cache.ByObject{}
 		}
+		for k := range o.ByObject {
+			if reflect.TypeOf(k) == reflect.TypeOf(obj) {
+				delete(o.ByObject, k)
+			}
+		}
 		o.ByObject[obj] = cache.ByObject{Label: labels.SelectorFromSet(labels.Set{"test.llmkube.dev/never": "true"})}
 	}
 }
@@ -245,5 +251,73 @@ var _ = Describe("The legacy migration's entry", func() {
 		Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(live), got)).To(Succeed())
 		Expect(managersOf(got, "")).To(Equal([]string{"llmkube-operator"}))
 		Expect(got.Data).To(HaveKeyWithValue("new", "2"))
+	})
+})
+
+var _ = Describe("A Model's cache claim asked for two sizes", func() {
+	It("keeps the largest: the smaller InferenceService is not Degraded and the request never flips", func() {
+		ns := newNamespace()
+		startOperator(ns, controllers.Config{})
+		newModel(ns, "llama", nil)
+		size := func(s string) func(*inferencev1alpha1.InferenceService) {
+			return func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.ModelCache = &inferencev1alpha1.ModelCacheSpec{Size: ptr.To(resource.MustParse(s))}
+			}
+		}
+		refISVC(ns, "big", "llama", inferencev1alpha1.RuntimeVLLM, size("20Gi"))
+		eventually(ns, "llama-model-cache", &corev1.PersistentVolumeClaim{}, func(g Gomega, c *corev1.PersistentVolumeClaim) {
+			g.Expect(c.Spec.Resources.Requests.Storage().String()).To(Equal("20Gi"))
+		})
+		refISVC(ns, "small", "llama", inferencev1alpha1.RuntimeVLLM, size("15Gi"))
+		eventually(ns, "small", &inferencev1alpha1.InferenceService{}, func(g Gomega, i *inferencev1alpha1.InferenceService) {
+			c := meta.FindStatusCondition(i.Status.Conditions, inferencev1alpha1.ConditionDegraded)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.ObservedGeneration).To(Equal(i.Generation))
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse), c.Message)
+		})
+		touch(ns, "big")
+		touch(ns, "small")
+		Consistently(func(g Gomega) {
+			c := &corev1.PersistentVolumeClaim{}
+			g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "llama-model-cache"}, c)).To(Succeed())
+			g.Expect(c.Spec.Resources.Requests.Storage().String()).To(Equal("20Gi"))
+			i := getISVC(ns, "small")
+			g.Expect(meta.IsStatusConditionFalse(i.Status.Conditions, inferencev1alpha1.ConditionDegraded)).To(BeTrue())
+		}).WithTimeout(3 * time.Second).Should(Succeed())
+	})
+})
+
+var _ = Describe("Caches bounded to what the operator owns", func() {
+	It("labels what it writes, caches only that, and labels an object written before the label", func() {
+		ns := newNamespace()
+		By("an older operator's Service of the InferenceService, without the label")
+		isvc := newISVC(ns, "old", nil)
+		Expect(k8sClient.Apply(suiteCtx, inferenceservice.Service(isvc), client.FieldOwner("llmkube-operator"), client.ForceOwnership)).To(Succeed())
+		unrelated := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "unrelated"}}
+		Expect(k8sClient.Create(suiteCtx, unrelated)).To(Succeed())
+
+		op := startOperator(ns, controllers.Config{})
+		newRouter(ns, "r", nil)
+		svc := eventually(ns, "old", &corev1.Service{}, func(g Gomega, s *corev1.Service) {
+			g.Expect(s.Labels).To(HaveKeyWithValue(ownership.LabelManagedBy, ownership.ManagedBy))
+		})
+		Expect(controllerOf(svc)).To(Equal("InferenceService/old"))
+		eventuallyDeployment(ns, "old", func(g Gomega, d *appsv1.Deployment) {
+			g.Expect(d.Labels).To(HaveKeyWithValue(ownership.LabelManagedBy, ownership.ManagedBy))
+		})
+		eventuallyConfigMap(ns, "r-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
+			g.Expect(cm.Labels).To(HaveKeyWithValue(ownership.LabelManagedBy, ownership.ManagedBy))
+		})
+		for _, obj := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}, &corev1.Service{}} {
+			eventually(ns, "r-router-proxy", obj, func(g Gomega, o client.Object) {
+				g.Expect(o.GetLabels()).To(HaveKeyWithValue(ownership.LabelManagedBy, ownership.ManagedBy))
+			})
+		}
+
+		By("the cache holds the operator's ConfigMap, not the unrelated one")
+		Eventually(func() error {
+			return op.mgr.GetCache().Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "r-router-proxy"}, &corev1.ConfigMap{})
+		}).Should(Succeed())
+		Expect(apierrors.IsNotFound(op.mgr.GetCache().Get(suiteCtx, client.ObjectKeyFromObject(unrelated), &corev1.ConfigMap{}))).To(BeTrue())
 	})
 })
