@@ -64,6 +64,9 @@ type Reconciler struct {
 
 	// statusWrites deduplicates status writes while the cache lags behind the last one.
 	statusWrites status.Writes
+	// DriftRepair is how often a converged object is reconciled again (retry.Refused.Resync).
+	DriftRepair time.Duration
+
 	// refused is the backoff of writes the API server refused.
 	refused *retry.Refused
 }
@@ -71,6 +74,7 @@ type Reconciler struct {
 // SetupWithManager watches InferenceServices, the objects they own, and the Models they name.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	r.refused = retry.NewRefused()
+	r.refused.Resync = r.DriftRepair
 	b, err := watchModels(mgr, ctrl.NewControllerManagedBy(mgr).
 		For(&inferencev1alpha1.InferenceService{}, builder.WithPredicates(status.SpecOrMetadataChanged)).
 		Owns(&appsv1.Deployment{}, builder.WithPredicates(r.Applier.Written.Predicate())).

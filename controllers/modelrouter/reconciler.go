@@ -11,6 +11,7 @@ package modelrouter
 import (
 	"context"
 	"errors"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -76,6 +77,9 @@ type Reconciler struct {
 
 	// statusWrites deduplicates status writes while the cache lags behind the last one.
 	statusWrites status.Writes
+	// DriftRepair is how often a converged object is reconciled again (retry.Refused.Resync).
+	DriftRepair time.Duration
+
 	// refused is the backoff of writes the API server refused.
 	refused *retry.Refused
 }
@@ -84,6 +88,7 @@ type Reconciler struct {
 // Secrets (metadata only) their backends reference.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	r.refused = retry.NewRefused()
+	r.refused.Resync = r.DriftRepair
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &inferencev1alpha1.ModelRouter{}, IndexInferenceServiceRef, func(o client.Object) []string {

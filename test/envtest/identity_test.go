@@ -321,3 +321,32 @@ var _ = Describe("Caches bounded to what the operator owns", func() {
 		Expect(apierrors.IsNotFound(op.mgr.GetCache().Get(suiteCtx, client.ObjectKeyFromObject(unrelated), &corev1.ConfigMap{}))).To(BeTrue())
 	})
 })
+
+var _ = Describe("Drift repair", func() {
+	It("repairs within the resync period a change no event carries, and writes nothing when nothing drifted", func() {
+		ns := newNamespace()
+		// A cache blind to Services: the person's edit below reaches the operator by no event.
+		op := startOperatorWith(operatorOptions{namespaces: []string{ns}, cache: neverSees(&corev1.Service{}),
+			cfg: controllers.Config{DriftRepair: time.Second}})
+		newISVC(ns, "m", nil)
+		svc := eventually(ns, "m", &corev1.Service{}, func(g Gomega, s *corev1.Service) {})
+		eventually(ns, "m", &inferencev1alpha1.InferenceService{}, func(g Gomega, i *inferencev1alpha1.InferenceService) {
+			g.Expect(meta.IsStatusConditionFalse(i.Status.Conditions, inferencev1alpha1.ConditionDegraded)).To(BeTrue())
+		})
+
+		By("nothing drifted: several resyncs, no write")
+		time.Sleep(time.Second)
+		mark := op.mark()
+		time.Sleep(4 * time.Second)
+		Expect(op.writes(mark)).To(BeEmpty())
+
+		By("a person's forced change of the selector is taken back within a few periods")
+		person := corev1ac.Service("m", ns).WithSpec(corev1ac.ServiceSpec().WithSelector(map[string]string{"app": "elsewhere"}))
+		Expect(k8sClient.Apply(suiteCtx, person, client.FieldOwner("person"), client.ForceOwnership)).To(Succeed())
+		Eventually(func(g Gomega) {
+			got := &corev1.Service{}
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(svc), got)).To(Succeed())
+			g.Expect(got.Spec.Selector).To(Equal(svc.Spec.Selector))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+	})
+})
