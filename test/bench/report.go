@@ -48,8 +48,8 @@ func Markdown(r *Result) string {
 				m.N, c.CacheTransform, c.Reconciles, mib(c.RSS), mib(c.HeapInuse))
 		}
 		if u := m.Unrelated; u != nil {
-			fmt.Fprintf(&b, "\nBeside %d Deployments and %d ConfigMaps not the operator's, in its namespace: RSS %s without, %s with (ratio %.3f); RSS per InferenceService %s.\n",
-				u.Deployments, u.ConfigMaps, mib(u.Without.RSS), mib(u.With.RSS), u.Ratio, mib(u.PerOwned))
+			fmt.Fprintf(&b, "\nBeside %d Deployments and %d ConfigMaps not the operator's, in its namespace: RSS %s without, %s with (ratio %.3f); RSS per InferenceService %.1f KiB.\n",
+				u.Deployments, u.ConfigMaps, mib(u.Without.RSS), mib(u.With.RSS), u.Ratio, float64(u.PerOwned)/1024)
 		}
 	}
 	for _, run := range r.Runs {
