@@ -55,7 +55,7 @@ type Applier struct {
 // Note: controller-runtime decodes the server's answer into ac, so ac then holds every field of
 // the live object; callers build a fresh configuration for every apply and never resend one.
 func (a Applier) Apply(ctx context.Context, ac runtime.ApplyConfiguration) error {
-	markManaged(ac)
+	MarkManaged(ac)
 	if err := a.Client.Apply(ctx, ac, client.FieldOwner(a.FieldManager), client.ForceOwnership); err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
 			return false, Fail(kindOf(c.Desired), client.ObjectKeyFromObject(c.Live), StepOwnership, err)
 		}
 	}
-	markManaged(c.Desired)
+	MarkManaged(c.Desired)
 	if same, err := alreadyOwned(c.Owned, c.Desired); err != nil || same {
 		return false, err
 	}

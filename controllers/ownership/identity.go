@@ -148,9 +148,10 @@ const (
 	ManagedBy      = "llmkube-operator"
 )
 
-// markManaged adds the managed-by label to what desired applies. It runs before the comparison
-// with the owned fields, so an object that already carries it costs no write.
-func markManaged(desired any) {
+// MarkManaged adds the managed-by label to what desired applies. It runs before the comparison
+// with the owned fields, so an object that already carries it costs no write. A preview of the
+// operator's apply (the kubectl plugin's diff) calls it too, so it shows what the operator sends.
+func MarkManaged(desired any) {
 	m := objectMeta(desired)
 	if m == nil {
 		return
