@@ -284,6 +284,7 @@ var _ = Describe("A Model's cache claim asked for two sizes", func() {
 			i := getISVC(ns, "small")
 			g.Expect(meta.IsStatusConditionFalse(i.Status.Conditions, inferencev1alpha1.ConditionDegraded)).To(BeTrue())
 		}).WithTimeout(3 * time.Second).Should(Succeed())
+		Expect(eventNotes(ns, "small", "CacheSizeKept")).To(ConsistOf(ContainSubstring("keeps 20Gi")), "reported once")
 	})
 })
 
