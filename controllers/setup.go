@@ -45,6 +45,9 @@ type Config struct {
 	// GatewayCRDRecheck is how often a missing Gateway API CRD is looked for again while an
 	// InferenceService asks for a gateway; inferenceservice.DefaultCRDRecheck when zero.
 	GatewayCRDRecheck time.Duration
+	// DriftRepair is how often a converged object is reconciled again to repair drift no event
+	// carries; retry.DefaultResync when zero, never when negative.
+	DriftRepair time.Duration
 }
 
 // Setup registers every reconciler with mgr. Tests call it too, so that the suite runs exactly
@@ -62,6 +65,7 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		// know the kind), so the pool is typed by a schema deduced from the object, last.
 		Types:   ownership.NewTypeConverter(scheme, gatewayac.NewTypeConverter(scheme), managedfields.NewDeducedTypeConverter()),
 		Written: &ownership.OwnWrites{FieldManager: cfg.FieldManager},
+		Reader:  mgr.GetAPIReader(),
 		Migrator: ownership.Migrator{
 			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
 			FieldManager: cfg.FieldManager, Legacy: legacy,
@@ -77,6 +81,7 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		Gate:                  &rollout.Gate{Prober: prober},
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
 		CRDRecheck:            cfg.GatewayCRDRecheck,
+		DriftRepair:           cfg.DriftRepair,
 	}).SetupWithManager(mgr, opts); err != nil {
 		return err
 	}
@@ -89,5 +94,6 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		Recorder:              recorder,
 		EmitScrapeAnnotations: cfg.EmitScrapeAnnotations,
 		Image:                 cfg.RouterProxyImage,
+		DriftRepair:           cfg.DriftRepair,
 	}).SetupWithManager(mgr, opts)
 }

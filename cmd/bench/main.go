@@ -44,6 +44,8 @@ func main() {
 	flag.IntVar(&o.RoutersN, "routers-n", 100, "Router scenario: ModelRouters with two backends each (0 skips).")
 	sweep := flag.String("sweep", "50/100/4,50/100/8,-1/100/4,-1/100/16", "Comma-separated qps/burst/concurrency[@binary] the operator process also converges -sweep-n objects with (@binary: another build of the operator, for a before-and-after).")
 	flag.IntVar(&o.SweepN, "sweep-n", 1000, "N of the knob sweep (one of -n; 0 skips).")
+	flag.IntVar(&o.UnrelatedDeployments, "unrelated-deployments", 5000, "Deployments not the operator's created beside the largest N for a second RSS measurement (needs -operator-binary; 0 with -unrelated-configmaps 0 skips).")
+	flag.IntVar(&o.UnrelatedConfigMaps, "unrelated-configmaps", 10000, "ConfigMaps not the operator's created beside the largest N for the same measurement.")
 	flag.Parse()
 	o.Unthrottled.QPS = float32(*uqps)
 	for _, s := range strings.Split(*sweep, ",") {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -26,6 +27,7 @@ import (
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/retry"
 	"github.com/llmkube/operator/internal/devcluster"
 )
 
@@ -48,6 +50,7 @@ type options struct {
 	devDir                  string
 	cacheTransform          string
 	routerProxyImage        string
+	driftRepair             time.Duration
 }
 
 func main() {
@@ -57,6 +60,7 @@ func main() {
 	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 8, "Reconciles run at once per kind.")
 	flag.Float64Var(&o.qps, "kube-api-qps", -1, "Client-side rate limit of API requests per second and resource kind; negative: none, the API server's Priority and Fairness alone paces the operator.")
 	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst of API requests, with a positive --kube-api-qps.")
+	flag.DurationVar(&o.driftRepair, "drift-repair", retry.DefaultResync, "How often a converged InferenceService or ModelRouter is reconciled again, to repair drift no watch event carries (a no-op reconcile sends nothing); 0 or negative: never.")
 	flag.StringVar(&o.legacyFieldManagers, "legacy-field-managers", strings.Join(ownership.DefaultLegacyFieldManagers, ","), "Comma-separated field managers of the records-based operator, whose Update ownership is migrated once; empty for none.")
 	flag.BoolVar(&o.adoptLegacyOwnership, "adopt-legacy-ownership", false, "Also take over pod-template keys that a legacy Update entry owns but no applied-pod-* record lists (pruned when not desired).")
 	flag.StringVar(&o.cacheTransform, "cache-transform", controllers.CacheTransformSafe, "What the informer cache drops from objects: safe (last-applied-configuration annotations, and managedFields of metadata-only Secrets; never the managedFields the operator extracts from) or none.")
@@ -165,10 +169,19 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 		LegacyFieldManagers:  append([]string{}, splitList(o.legacyFieldManagers)...),
 		AdoptLegacyOwnership: o.adoptLegacyOwnership,
 		RouterProxyImage:     o.routerProxyImage,
+		DriftRepair:          driftRepair(o.driftRepair),
 	}); err != nil {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// driftRepair maps the flag to controllers.Config.DriftRepair, whose zero means the default.
+func driftRepair(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.

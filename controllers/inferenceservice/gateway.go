@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -64,6 +65,9 @@ func (r *Reconciler) setupGateway(mgr ctrl.Manager, c controller.Controller) {
 		pool:   newOptionalKind(InferencePoolKind, c, pool, recheck),
 		route:  newOptionalKind(HTTPRouteKind, c, route, recheck),
 	}
+	if dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig()); err == nil {
+		r.gateway.pool.lookup, r.gateway.route.lookup = discoveryLookup(dc), discoveryLookup(dc)
+	}
 }
 
 // reconcileGateway applies the InferencePool and the HTTPRoute spec.gateway asks for, or deletes
@@ -76,10 +80,14 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 	if r.gateway == nil {
 		return gatewayOutcome{}, nil
 	}
-	if isvc.Spec.Gateway == nil {
-		return gatewayOutcome{}, r.removeGateway(ctx, isvc)
-	}
 	keep := gatewayOutcome{condition: meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionGatewayReady)}
+	if isvc.Spec.Gateway == nil {
+		if err := r.removeGateway(ctx, isvc); err != nil {
+			// GatewayReady is the record that a deletion is owed: it stays until the deletion is done.
+			return keep, err
+		}
+		return gatewayOutcome{}, nil
+	}
 	missing, err := r.gateway.missing()
 	if err != nil {
 		return keep, err
@@ -93,6 +101,12 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 	poolErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, pool, extractInferencePool, InferencePool(isvc))
 	routeErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, route, gatewayv1ac.ExtractHTTPRoute, HTTPRoute(isvc))
 	if err := errors.Join(poolErr, routeErr); err != nil {
+		// A kind whose CRD was deleted after its watch started is one that was never there.
+		if (apierrors.IsNotFound(err) || meta.IsNoMatchError(err)) && r.gateway.gone() {
+			if missing, lerr := r.gateway.missing(); lerr == nil && len(missing) > 0 {
+				return gatewayOutcome{condition: crdNotInstalled(missing), requeueAfter: r.gateway.pool.recheck}, nil
+			}
+		}
 		return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
 			Status: metav1.ConditionFalse, Reason: status.Reason(err), Message: status.Truncate(err.Error(), status.ConditionMessageLimit)}}, err
 	}
@@ -126,20 +140,31 @@ func (r *Reconciler) removeGateway(ctx context.Context, isvc *inferencev1alpha1.
 			}
 		}
 		if served {
-			errs = append(errs, r.deleteOwned(ctx, isvc, k.gvk))
+			errs = append(errs, r.deleteOwned(ctx, isvc, k.gvk, hadGateway))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// deleteOwned deletes the object of kind gvk named like isvc when isvc controls it.
-func (r *Reconciler) deleteOwned(ctx context.Context, isvc *inferencev1alpha1.InferenceService, gvk schema.GroupVersionKind) error {
+// deleteOwned deletes the object of kind gvk named like isvc when isvc controls it. owed says a
+// deletion may be owed (GatewayReady is still there): the object is then read from the API
+// server, not the cache.
+//
+// Note: the cache can lag (an informer in backoff after its CRD was reinstalled, a route created
+// a moment ago), and a route missed here would stay attached to the Gateway for good: GatewayReady
+// leaves with this reconcile and the route's own create event is filtered as the operator's write.
+// The live read costs one request per kind, once: when it finds nothing, the record leaves.
+func (r *Reconciler) deleteOwned(ctx context.Context, isvc *inferencev1alpha1.InferenceService, gvk schema.GroupVersionKind, owed bool) error {
 	o, err := r.Client.Scheme().New(gvk)
 	if err != nil {
 		return err
 	}
 	obj := o.(client.Object)
-	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(isvc), obj); err != nil {
+	var reader client.Reader = r.Client
+	if owed && r.Applier.Reader != nil {
+		reader = r.Applier.Reader
+	}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(isvc), obj); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if !metav1.IsControlledBy(obj, isvc) {

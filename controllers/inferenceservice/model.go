@@ -9,10 +9,12 @@ package inferenceservice
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -96,6 +98,13 @@ func (r *Reconciler) reconcileModelCache(ctx context.Context, isvc *inferencev1a
 		return nil
 	}
 	key := client.ObjectKey{Namespace: isvc.Namespace, Name: *desired.Name}
+	if m != nil {
+		kept, err := r.neverShrink(ctx, key, desired)
+		if err != nil {
+			return err
+		}
+		r.reportKeptSize(isvc, m, key, kept)
+	}
 	err := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, &corev1.PersistentVolumeClaim{}, corev1ac.ExtractPersistentVolumeClaim, desired)
 	if apierrors.IsInvalid(err) {
 		return fmt.Errorf("model cache claim %s: %w (a claim's storage class cannot change and its size can only grow where the storage class allows it: put spec.modelCache back as it was, or delete the claim so that the operator makes a new one and the model is downloaded again)", key.Name, err)
@@ -132,4 +141,41 @@ func withModelStatus(desired *acv1alpha1.InferenceServiceApplyConfiguration, isv
 	if missing && !deploymentExists {
 		desired.Status.WithPhase(inferencev1alpha1.PhasePending)
 	}
+}
+
+// neverShrink keeps the size a Model's claim has when desired asks for less: every
+// InferenceService of the Model applies the claim, each with its own spec.modelCache.size, and
+// the claim takes the largest ever asked. Without it two sizes would make the request flip on
+// every reconcile (a resize each time on a real CSI driver), or the smaller one would be refused
+// by the API server as a shrink.
+func (r *Reconciler) neverShrink(ctx context.Context, key client.ObjectKey, desired *corev1ac.PersistentVolumeClaimApplyConfiguration) (*resource.Quantity, error) {
+	live := &corev1.PersistentVolumeClaim{}
+	found, err := r.Applier.Get(ctx, r.Client, key, live)
+	if err != nil || !found || desired.Spec == nil || desired.Spec.Resources == nil || desired.Spec.Resources.Requests == nil {
+		return nil, ownership.Fail("PersistentVolumeClaim", key, ownership.StepRead, err)
+	}
+	have, ok := live.Spec.Resources.Requests[corev1.ResourceStorage]
+	want := (*desired.Spec.Resources.Requests)[corev1.ResourceStorage]
+	if !ok || have.Cmp(want) <= 0 {
+		return nil, nil
+	}
+	desired.Spec.Resources.WithRequests(corev1.ResourceList{corev1.ResourceStorage: have})
+	return &have, nil
+}
+
+// keptSizes remembers the size disagreements already reported, by InferenceService UID and size,
+// so each is reported once per process, not on every reconcile.
+var keptSizes sync.Map
+
+// reportKeptSize records a Normal Event on isvc, once, when its Model's claim keeps a larger size
+// than isvc asks for.
+func (r *Reconciler) reportKeptSize(isvc *inferencev1alpha1.InferenceService, m *inferencev1alpha1.Model, key client.ObjectKey, kept *resource.Quantity) {
+	if kept == nil || r.Recorder == nil {
+		return
+	}
+	if _, seen := keptSizes.LoadOrStore(string(isvc.UID)+"/"+kept.String(), true); seen {
+		return
+	}
+	r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, "CacheSizeKept", "ApplyCacheClaim",
+		"PersistentVolumeClaim %s keeps %s: an InferenceService of Model %s asked for more than this one's spec.modelCache.size, and a Model's claim never shrinks", key, kept, m.Name)
 }

@@ -65,6 +65,9 @@ type Reconciler struct {
 
 	// statusWrites deduplicates status writes while the cache lags behind the last one.
 	statusWrites status.Writes
+	// DriftRepair is how often a converged object is reconciled again (retry.Refused.Resync).
+	DriftRepair time.Duration
+
 	// refused is the backoff of writes the API server refused.
 	refused *retry.Refused
 }
@@ -72,6 +75,7 @@ type Reconciler struct {
 // SetupWithManager watches InferenceServices, the objects they own, and the Models they name.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	r.refused = retry.NewRefused()
+	r.refused.Resync = r.DriftRepair
 	b, err := watchModels(mgr, ctrl.NewControllerManagedBy(mgr).
 		For(&inferencev1alpha1.InferenceService{}, builder.WithPredicates(status.SpecOrMetadataChanged)).
 		Owns(&appsv1.Deployment{}, builder.WithPredicates(r.Applier.Written.Predicate())).
@@ -115,12 +119,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// Each object converges on its own: a failure of one is reported and never stops the others.
 	var failures []error
-	if err := r.reconcileModelCache(ctx, isvc, model); err != nil {
-		failures = append(failures, err)
+	cacheErr := r.reconcileModelCache(ctx, isvc, model)
+	if cacheErr != nil {
+		failures = append(failures, cacheErr)
 	}
 	var deferred *rollout.Decision
 	// Without its Model there is nothing to run: no new Deployment, an existing one stays as is.
-	if !modelMissing {
+	// Likewise when the cache claim's name is taken by an object the operator does not control:
+	// the pods would mount someone else's volume.
+	if !modelMissing && !ownership.IsNotControlled(cacheErr) {
 		applied, d, fs := r.reconcileDeployment(ctx, isvc, live, model)
 		deferred, failures = d, append(failures, fs...)
 		if applied != nil {
@@ -154,11 +161,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 func (r *Reconciler) liveDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService) (*appsv1.Deployment, error) {
 	live := &appsv1.Deployment{}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(isvc), live)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
+	if found, err := r.Applier.Get(ctx, r.Client, client.ObjectKeyFromObject(isvc), live); !found {
+		return nil, err
 	}
-	return live, err
+	return live, nil
 }
 
 var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")

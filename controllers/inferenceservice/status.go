@@ -45,13 +45,23 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, f
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&conds, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
 	}
+	// Following kstatus (Flux health checks, `kubectl wait --for=condition=Ready`): while the
+	// rollout gate holds the new pod template back, the new generation is not current, so
+	// status.observedGeneration and Ready keep the generation they last described.
+	observed := gen
+	if deferred != nil {
+		observed = isvc.Status.ObservedGeneration
+	}
+	setReady := func(s metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&conds, metav1.Condition{Type: inferencev1alpha1.ConditionReady, Status: s, Reason: reason, Message: msg, ObservedGeneration: observed})
+	}
 
 	var ready, progressing bool
 	var readyReplicas int32
 	wanted := wantedReplicas(isvc)
 	switch {
 	case live == nil:
-		set(inferencev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonDeploymentAbsent, "the Deployment does not exist yet")
+		setReady(metav1.ConditionFalse, ReasonDeploymentAbsent, "the Deployment does not exist yet")
 		set(inferencev1alpha1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut, "creating the Deployment")
 		progressing = true
 	default:
@@ -62,9 +72,9 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, f
 			live.Status.UpdatedReplicas < want || live.Status.Replicas > live.Status.UpdatedReplicas
 		ready = live.Status.AvailableReplicas > 0 || (want == 0 && !progressing)
 		if ready {
-			set(inferencev1alpha1.ConditionReady, metav1.ConditionTrue, ReasonAvailable, "the runtime has available replicas")
+			setReady(metav1.ConditionTrue, ReasonAvailable, "the runtime has available replicas")
 		} else {
-			set(inferencev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonUnavailable, "no replica of the runtime is available yet")
+			setReady(metav1.ConditionFalse, ReasonUnavailable, "no replica of the runtime is available yet")
 		}
 		if progressing {
 			set(inferencev1alpha1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut, "the Deployment is rolling out")
@@ -96,7 +106,7 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, f
 	}
 
 	st := acv1alpha1.InferenceServiceStatus().
-		WithObservedGeneration(gen).
+		WithObservedGeneration(observed).
 		WithEndpoint(Endpoint(isvc)).
 		WithPhase(phase).
 		WithReady(fmt.Sprintf("%d/%d", readyReplicas, wanted))

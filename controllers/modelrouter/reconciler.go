@@ -11,6 +11,7 @@ package modelrouter
 import (
 	"context"
 	"errors"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -76,6 +77,9 @@ type Reconciler struct {
 
 	// statusWrites deduplicates status writes while the cache lags behind the last one.
 	statusWrites status.Writes
+	// DriftRepair is how often a converged object is reconciled again (retry.Refused.Resync).
+	DriftRepair time.Duration
+
 	// refused is the backoff of writes the API server refused.
 	refused *retry.Refused
 }
@@ -84,6 +88,7 @@ type Reconciler struct {
 // Secrets (metadata only) their backends reference.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	r.refused = retry.NewRefused()
+	r.refused.Resync = r.DriftRepair
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &inferencev1alpha1.ModelRouter{}, IndexInferenceServiceRef, func(o client.Object) []string {
@@ -166,11 +171,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
 	live := &appsv1.Deployment{}
-	switch err := r.Client.Get(ctx, key, live); {
-	case apierrors.IsNotFound(err):
-		live = nil
+	switch found, err := r.Applier.Get(ctx, r.Client, key, live); {
 	case err != nil:
 		return ctrl.Result{}, ownership.Fail("Deployment", key, ownership.StepRead, err)
+	case !found:
+		live = nil
 	}
 
 	// Each object converges on its own: a failure of one is reported and never stops the others.

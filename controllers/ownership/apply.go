@@ -45,6 +45,9 @@ type Applier struct {
 	// (NewTypeConverter); the built-in kinds and ours when nil. Built once: it is asked on every
 	// apply that changes an existing object.
 	Types managedfields.TypeConverter
+	// Reader reads past the cache (the manager's API reader): Get asks it when the cache misses,
+	// since the caches hold only the operator's labelled objects. Nil reads the cache only.
+	Reader client.Reader
 }
 
 // Apply sends ac as a forced server-side apply under the applier's field manager.
@@ -52,6 +55,7 @@ type Applier struct {
 // Note: controller-runtime decodes the server's answer into ac, so ac then holds every field of
 // the live object; callers build a fresh configuration for every apply and never resend one.
 func (a Applier) Apply(ctx context.Context, ac runtime.ApplyConfiguration) error {
+	MarkManaged(ac)
 	if err := a.Client.Apply(ctx, ac, client.FieldOwner(a.FieldManager), client.ForceOwnership); err != nil {
 		return err
 	}
@@ -82,12 +86,23 @@ type Change struct {
 //
 // Note: a no-op apply does not change the object, but it is still a request; skipping it is what
 // keeps a steady-state reconcile at zero writes.
+//
+// An existing object (c.Live) is written only when c.Desired's controller owns it (same UID); any
+// other is refused with NotControlled and left untouched. The apply then carries c.Live's UID, so
+// it updates that very object or fails: it never creates or adopts another one of the same name.
 func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
+	if c.Live != nil {
+		if err := CheckControlled(c.Live, c.Desired); err != nil {
+			return false, Fail(kindOf(c.Desired), client.ObjectKeyFromObject(c.Live), StepOwnership, err)
+		}
+	}
+	MarkManaged(c.Desired)
 	if same, err := alreadyOwned(c.Owned, c.Desired); err != nil || same {
 		return false, err
 	}
 	if c.Live != nil {
 		a.reportConflicts(ctx, c)
+		pinUID(c.Desired, c.Live.GetUID())
 	}
 	return true, a.Apply(ctx, c.Desired)
 }

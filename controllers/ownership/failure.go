@@ -60,10 +60,14 @@ func (f *Failure) Error() string {
 
 func (f *Failure) Unwrap() error { return f.Err }
 
-// Fail wraps err (when not nil) as a Failure of step on the object of kind named key.
+// Fail wraps err (when not nil) as a Failure of step on the object of kind named key. An err that
+// is a Failure already names its object and step and is returned as it is.
 func Fail(kind string, key client.ObjectKey, step Step, err error) error {
 	if err == nil {
 		return nil
+	}
+	if _, ok := err.(*Failure); ok {
+		return err
 	}
 	return &Failure{Kind: kind, Key: key, Step: step, Err: err}
 }
@@ -74,8 +78,11 @@ func Fail(kind string, key client.ObjectKey, step Step, err error) error {
 // a role granted, a legacy co-owner migrated) or the spec does, so it is retried on a capped
 // backoff and reported, never in a fast loop; anything else (a conflict, a timeout, an API server
 // away) is transient and goes back to the work queue's own retry.
+//
+// An object the operator does not control (NotControlled) is refused too: it is the operator's
+// own refusal, and it holds until that object is deleted or renamed.
 func Refused(err error) bool {
-	return apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsBadRequest(err) ||
+	return IsNotControlled(err) || apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsBadRequest(err) ||
 		apierrors.IsForbidden(err)
 }
 

@@ -121,6 +121,12 @@ var neverOwned = fieldpath.NewSet(
 	fieldpath.MakePathOrDie("metadata", "annotations", LegacyHash),
 )
 
+// LegacyKinds are the kinds the records-based operator wrote; the migration never touches another.
+var LegacyKinds = []string{"Deployment", "Service", "ConfigMap", "HorizontalPodAutoscaler"}
+
+// seedPath is what a migrated entry owns when it would otherwise own nothing.
+var seedPath = fieldpath.MakePathOrDie("metadata", "name")
+
 var (
 	templateLabels      = fieldpath.MakePathOrDie("spec", "template", "metadata", "labels")
 	templateAnnotations = fieldpath.MakePathOrDie("spec", "template", "metadata", "annotations")
@@ -194,6 +200,11 @@ func (l Legacy) Plan(live client.Object, manager string, desired runtime.ApplyCo
 	}
 	// The record annotations go away in this write; nobody may own them afterwards.
 	take = take.Difference(neverOwned)
+	if take.Empty() {
+		// The API server drops an entry that owns nothing, and the next apply would then meet a
+		// "before-first-apply" Update entry co-owning every field. Seed it as Cluster API does.
+		take.Insert(seedPath)
+	}
 	raw, err := take.ToJSON()
 	if err != nil {
 		return nil, err

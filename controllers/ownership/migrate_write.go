@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,10 +46,13 @@ const migrationAttempts = 5
 // Note: the write is guarded by live's resourceVersion, so it can never roll back a newer write:
 // on a conflict it reads the object again from the API server and plans again.
 func MigrateIfNeeded[T client.Object](ctx context.Context, m Migrator, owner client.Object, kind string, live T, desired runtime.ApplyConfiguration) (T, error) {
-	if m.Client == nil || !m.Legacy.NeedsMigration(live, m.FieldManager) {
+	objKind := kindOf(desired)
+	// Only the kinds the legacy operator wrote, and only objects the expected owner controls: any
+	// other object with a `manager` entry is another controller's, and none of the operator's.
+	if m.Client == nil || !slices.Contains(LegacyKinds, objKind) || CheckControlled(live, desired) != nil ||
+		!m.Legacy.NeedsMigration(live, m.FieldManager) {
 		return live, nil
 	}
-	objKind := kindOf(desired)
 	key := client.ObjectKeyFromObject(live)
 	logger := log.FromContext(ctx).WithValues("migrating", objKind, "object", key)
 	current := live.DeepCopyObject().(T)

@@ -10,7 +10,6 @@ import (
 	"context"
 	"reflect"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -30,20 +29,23 @@ func (a Applier) ApplyChange(ctx context.Context, c Change) error {
 	return nil
 }
 
-// Sync is one object's whole write: it reads the object named key into live (from the cache),
-// migrates legacy ownership when the object needs it (the same code for every kind), extracts
+// Sync is one object's whole write: it reads the object named key into live (from the cache, and
+// from the API server when the cache misses), refuses it when desired's controller does not
+// control it (NotControlled: never adopted, never migrated), migrates legacy ownership when the object needs it (the same code for every kind), extracts
 // what the field manager owns of it with extract (e.g. corev1ac.ExtractService), and applies
 // desired unless that already holds it. owner receives the Events. A failure names its step and
-// the object.
+// the object. After an apply, live holds the API server's answer.
 func Sync[T client.Object, AC any](ctx context.Context, a Applier, reader client.Reader, owner client.Object, key client.ObjectKey,
 	live T, extract func(T, string) (AC, error), desired runtime.ApplyConfiguration) error {
 	kind := kindOf(desired)
 	c := Change{Owner: owner, Desired: desired}
-	switch err := reader.Get(ctx, key, live); {
-	case apierrors.IsNotFound(err):
+	switch found, err := a.Get(ctx, reader, key, live); {
 	case err != nil:
 		return Fail(kind, key, StepRead, err)
-	default:
+	case found:
+		if err := CheckControlled(live, desired); err != nil {
+			return Fail(kind, key, StepOwnership, err)
+		}
 		if live, err = MigrateIfNeeded(ctx, a.Migrator, owner, KindOfObject(owner), live, desired); err != nil {
 			return err
 		}
@@ -53,7 +55,22 @@ func Sync[T client.Object, AC any](ctx context.Context, a Applier, reader client
 		}
 		c.Live, c.Owned = live, owned
 	}
-	return a.ApplyChange(ctx, c)
+	if err := a.ApplyChange(ctx, c); err != nil {
+		return err
+	}
+	answered(desired, live)
+	return nil
+}
+
+// answered puts the API server's answer to the apply of desired into live, so that the caller
+// computes status from the object as written, not as read before the write (the watch event of
+// the operator's own write is filtered, so nothing would compute it again). Nothing sent, live
+// stays as read.
+func answered[T client.Object](desired runtime.ApplyConfiguration, live T) {
+	fresh := reflect.New(reflect.TypeOf(live).Elem()).Interface().(T)
+	if applied, ok := Answer(desired, fresh); ok {
+		reflect.ValueOf(live).Elem().Set(reflect.ValueOf(applied).Elem())
+	}
 }
 
 // KindOfObject is the kind of a typed object, from its Go type (a typed object read by the client

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -34,7 +35,15 @@ const (
 // Event stays one per new rejection (controllers/status), however often the write is retried.
 type Refused struct {
 	limiter workqueue.TypedRateLimiter[ctrl.Request]
+	// Resync is how often an object that converged is reconciled again (jittered by up to 10%),
+	// to repair drift no watch event carries; DefaultResync when zero, never when negative.
+	Resync time.Duration
 }
+
+// DefaultResync bounds how long drift that no event carries (a missed or filtered event, a cache
+// that lagged) stays unrepaired. A resync of an object that did not drift is a no-op reconcile:
+// it reads the cache and sends nothing (0 reads, 0 writes per reconcile in `make bench`).
+const DefaultResync = 10 * time.Minute
 
 // NewRefused returns the backoff of refused writes.
 func NewRefused() *Refused {
@@ -54,10 +63,20 @@ func (r *Refused) Result(req ctrl.Request, failures []error) (ctrl.Result, error
 	}
 	if len(failures) == 0 {
 		r.limiter.Forget(req)
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: r.resync()}, nil
 	}
 	if !ownership.AllRefused(failures) {
 		return ctrl.Result{}, errors.Join(failures...)
 	}
 	return ctrl.Result{RequeueAfter: r.limiter.When(req)}, nil
+}
+
+func (r *Refused) resync() time.Duration {
+	switch {
+	case r.Resync < 0:
+		return 0
+	case r.Resync == 0:
+		return wait.Jitter(DefaultResync, 0.1)
+	}
+	return wait.Jitter(r.Resync, 0.1)
 }

@@ -42,6 +42,9 @@ const (
 	ReasonRolloutGateFailed = "RolloutGateFailed"
 	// ReasonReconcileFailed: any other local failure (reading, extracting, building).
 	ReasonReconcileFailed = "ReconcileFailed"
+	// ReasonNotControlled: an object of the name the operator writes exists and its owner does
+	// not control it (a user's, another controller's, a second owner's); it is left untouched.
+	ReasonNotControlled = "NotControlled"
 )
 
 // Reason is the Degraded reason for err (see the constants).
@@ -63,6 +66,8 @@ func Reason(err error) string {
 		return ReasonMigrationFailed
 	case ownership.StepGate:
 		return ReasonRolloutGateFailed
+	case ownership.StepOwnership:
+		return ReasonNotControlled
 	}
 	return ReasonReconcileFailed
 }

@@ -81,6 +81,10 @@ type Options struct {
 	// defaults from.
 	Sweep  []Settings
 	SweepN int
+	// UnrelatedDeployments and UnrelatedConfigMaps are objects not the operator's, created beside
+	// the largest N for a second RSS measurement of the operator process (0 and 0: skipped).
+	UnrelatedDeployments int
+	UnrelatedConfigMaps  int
 	// Log gets progress lines; nil is quiet.
 	Log io.Writer `json:"-"`
 }
@@ -153,6 +157,8 @@ type Memory struct {
 	CacheHeap map[string]uint64 `json:"cacheHeap"`
 	// Process is the operator binary measured as its own process, by cache transform.
 	Process []Child `json:"process,omitempty"`
+	// Unrelated is the process's RSS beside objects that are not the operator's.
+	Unrelated *Unrelated `json:"unrelated,omitempty"`
 }
 
 type jsonDuration time.Duration
@@ -533,6 +539,11 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 			return nil, nil, err
 		}
 		mem.Process = append(mem.Process, *c)
+	}
+	if b.o.UnrelatedDeployments+b.o.UnrelatedConfigMaps > 0 {
+		if mem.Unrelated, err = b.unrelated(ctx, opNS, n, mem.Process[len(mem.Process)-1]); err != nil {
+			return nil, nil, err
+		}
 	}
 	return run, mem, nil
 }

@@ -47,6 +47,10 @@ func Markdown(r *Result) string {
 			fmt.Fprintf(&b, "\nOperator binary as its own process at N=%d, --cache-transform=%s, quiet after %d reconciles: RSS %s (heap in use %s, not after a forced GC).\n",
 				m.N, c.CacheTransform, c.Reconciles, mib(c.RSS), mib(c.HeapInuse))
 		}
+		if u := m.Unrelated; u != nil {
+			fmt.Fprintf(&b, "\nBeside %d Deployments and %d ConfigMaps not the operator's, in its namespace: RSS %s without, %s with (ratio %.3f); RSS per InferenceService %.1f KiB.\n",
+				u.Deployments, u.ConfigMaps, mib(u.Without.RSS), mib(u.With.RSS), u.Ratio, float64(u.PerOwned)/1024)
+		}
 	}
 	for _, run := range r.Runs {
 		fmt.Fprintf(&b, "\nN=%d requests: converge %v; steady %v; read-modify-Update %v\n", run.N, fmtMap(run.ConvergeRequests), fmtMap(run.SteadyRequests), fmtMap(run.UpdateRequests))

@@ -170,10 +170,20 @@ func args(t *testing.T, objs []*unstructured.Unstructured) []string {
 	return as[appsv1.Deployment](t, helmtool.Find(objs, "Deployment", "llmkube")).Spec.Template.Spec.Containers[0].Args
 }
 
+// An empty legacyFieldManagers list reaches the operator as an empty flag: no legacy manager, the
+// migration off (a `with` would drop it, and the operator's default would migrate "manager").
+func TestLegacyMigrationOff(t *testing.T) {
+	got := args(t, render(t, "--set-json", "legacyFieldManagers=[]"))
+	if !slices.Contains(got, "--legacy-field-managers=") {
+		t.Errorf("args %q: want --legacy-field-managers= (empty)", got)
+	}
+}
+
 func TestArgsFromValues(t *testing.T) {
 	got := args(t, render(t))
 	want := []string{
 		"--field-manager=llmkube-operator",
+		"--legacy-field-managers=manager",
 		"--adopt-legacy-ownership=false",
 		"--emit-scrape-annotations=false",
 		"--cache-transform=safe",

@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -460,5 +461,31 @@ var _ = Describe("Gateway without its CRDs", func() {
 			g.Expect(meta.FindStatusCondition(i.Status.Conditions, inferencev1alpha1.ConditionGatewayReady).Reason).To(Equal("NotAllowedByListeners"))
 		}).Should(Succeed())
 		Expect(errs.Load()).To(BeZero())
+
+		By("the HTTPRoute CRD is deleted after its watch started: CRDNotInstalled again, no error log")
+		crdScheme := testenv.Scheme()
+		Expect(apiextensionsv1.AddToScheme(crdScheme)).To(Succeed())
+		crds, err := client.New(ownCfg, client.Options{Scheme: crdScheme})
+		Expect(err).NotTo(HaveOccurred())
+		crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "httproutes.gateway.networking.k8s.io"}}
+		Expect(crds.Delete(suiteCtx, crd)).To(Succeed())
+		Eventually(func() bool { return apierrors.IsNotFound(crds.Get(suiteCtx, client.ObjectKeyFromObject(crd), crd)) }).
+			WithTimeout(30 * time.Second).Should(BeTrue())
+		Eventually(func(g Gomega) {
+			edit := &inferencev1alpha1.InferenceService{}
+			g.Expect(c.Get(suiteCtx, key, edit)).To(Succeed())
+			edit.Spec.Gateway.Hostnames = []inferencev1alpha1.GatewayHostname{"after.example.com"}
+			g.Expect(c.Update(suiteCtx, edit)).To(Succeed())
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			i := &inferencev1alpha1.InferenceService{}
+			g.Expect(c.Get(suiteCtx, key, i)).To(Succeed())
+			gr := meta.FindStatusCondition(i.Status.Conditions, inferencev1alpha1.ConditionGatewayReady)
+			g.Expect(gr.Reason).To(Equal(inferenceservice.ReasonCRDNotInstalled), gr.Message)
+			g.Expect(gr.Message).To(ContainSubstring("HTTPRoute.gateway.networking.k8s.io"))
+			g.Expect(gr.ObservedGeneration).To(Equal(i.Generation))
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		time.Sleep(4 * recheck)
+		Expect(errs.Load()).To(BeZero(), "no error log for a kind that went away")
 	})
 })

@@ -113,7 +113,8 @@ var _ = Describe("InferenceService reconciler", func() {
 		})
 		expectSelector(Default, d, "foo")
 		Expect(metav1.IsControlledBy(d, &inferencev1alpha1.InferenceService{ObjectMeta: metav1.ObjectMeta{UID: d.OwnerReferences[0].UID}})).To(BeTrue())
-		Expect(d.Labels).To(Equal(map[string]string{"app": "foo", "inference.llmkube.dev/service": "foo", "inference.llmkube.dev/runtime": "llamacpp"}))
+		Expect(d.Labels).To(Equal(map[string]string{"app": "foo", "inference.llmkube.dev/service": "foo", "inference.llmkube.dev/runtime": "llamacpp",
+			"app.kubernetes.io/managed-by": "llmkube-operator"}))
 		Expect(d.Annotations).NotTo(HaveKey(ContainSubstring("applied-pod")), "no record annotation")
 		svc := &corev1.Service{}
 		Eventually(func() error {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -71,6 +72,9 @@ type operatorOptions struct {
 	noCleanup bool
 	// logger of the manager and its controllers; controller-runtime's global one when unset.
 	logger *logr.Logger
+	// cache changes the manager's cache options (e.g. a cache that never sees a kind, as a
+	// lagging one would not).
+	cache func(*cache.Options)
 }
 
 func startOperatorWith(o operatorOptions) *operator {
@@ -111,6 +115,9 @@ func startOperatorWith(o operatorOptions) *operator {
 	// The cache the binary uses, with its default transform, scoped as --watch-namespaces would.
 	cacheOpts, err := controllers.CacheOptions(controllers.CacheTransformSafe, o.namespaces)
 	Expect(err).NotTo(HaveOccurred())
+	if o.cache != nil {
+		o.cache(&cacheOpts)
+	}
 	opts := ctrl.Options{
 		Scheme:     testenv.Scheme(),
 		Cache:      cacheOpts,

@@ -148,6 +148,11 @@ var _ = Describe("Rollout gate", func() {
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(c.Reason).To(Equal(rollout.ReasonWaitingForIdle))
 			g.Expect(c.Message).To(ContainSubstring("1 of 1 pods busy"))
+			// kstatus: the new generation is not current before its template rolled out.
+			isvc := getISVC(ns, "busy")
+			g.Expect(isvc.Status.ObservedGeneration).To(BeNumerically("<", isvc.Generation), "status.observedGeneration while deferred")
+			g.Expect(meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionReady).ObservedGeneration).
+				To(BeNumerically("<", isvc.Generation), "Ready's observedGeneration while deferred")
 			d := deployment(ns, "busy")
 			g.Expect(d.Spec.Replicas).To(HaveValue(BeEquivalentTo(2)))
 			svc := &corev1.Service{}
@@ -167,6 +172,10 @@ var _ = Describe("Rollout gate", func() {
 		Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("team", "a"))
 		Expect(d.Generation).To(Equal(deferred.Generation + 1))
 		Eventually(func() *metav1.Condition { return rolloutDeferred(ns, "busy") }).WithTimeout(10 * time.Second).Should(BeNil())
+		eventually(ns, "busy", &inferencev1alpha1.InferenceService{}, func(g Gomega, i *inferencev1alpha1.InferenceService) {
+			g.Expect(i.Status.ObservedGeneration).To(Equal(i.Generation))
+			g.Expect(meta.FindStatusCondition(i.Status.Conditions, inferencev1alpha1.ConditionReady).ObservedGeneration).To(Equal(i.Generation))
+		})
 		settle(isvcController, reconciles(isvcController), 0)
 		Expect(deployment(ns, "busy").Generation).To(Equal(d.Generation))
 	})

@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/llmkube/operator/controllers/ownership"
 )
 
 // Actions of an object.
@@ -60,6 +62,7 @@ func Compute(ctx context.Context, c client.Client, manager string, desired []run
 		case err != nil:
 			return nil, fmt.Errorf("reading %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
 		}
+		ownership.MarkManaged(ac) // as the operator's own apply does
 		if err := c.Apply(ctx, ac, client.FieldOwner(manager), client.ForceOwnership, client.DryRunAll); err != nil {
 			return nil, fmt.Errorf("dry-run apply of %s %s/%s refused by the API server: %w", o.Kind, o.Namespace, o.Name, err)
 		}
