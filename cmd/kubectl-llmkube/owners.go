@@ -61,7 +61,7 @@ operator's traces cover it: see 'migration plan'), unowned, pending (the next ap
 				return fmt.Errorf("%s has no Deployment %s/%s yet: is the operator running? (kubectl get deploy -n %s; kubectl llmkube diff %s shows what it would create)",
 					t.Short(), c.Namespace, objs.DeploymentName(), c.Namespace, t.Short())
 			}
-			set, err := op.desiredOf(cmd.Context(), c, objs)
+			set, err := op.plan(cmd.Context(), c, objs)
 			if err != nil {
 				return err
 			}
@@ -104,7 +104,7 @@ func everyField(cmd *cobra.Command, c *cluster.Client, objs *cluster.Objects, se
 	if err != nil {
 		return nil, err
 	}
-	for _, ac := range set.Others {
+	for _, ac := range set.Others() {
 		live, kind, err := c.LiveOf(cmd.Context(), ac)
 		if err != nil {
 			return nil, err

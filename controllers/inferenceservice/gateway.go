@@ -25,7 +25,6 @@ import (
 	inferencepoolv1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	inferencepoolv1ac "sigs.k8s.io/gateway-api-inference-extension/client-go/applyconfiguration/api/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-	gatewayv1ac "sigs.k8s.io/gateway-api/applyconfiguration/apis/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
@@ -72,35 +71,38 @@ func (r *Reconciler) setupGateway(mgr ctrl.Manager, c controller.Controller) {
 // Note: without the CRDs this is no error (nothing to retry, nothing to log): GatewayReady says
 // which CRD is missing, the rest of the InferenceService converges, and the reconcile comes back
 // after the recheck period to look again.
-func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alpha1.InferenceService) (gatewayOutcome, error) {
+func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alpha1.InferenceService, p *Plan) (gatewayOutcome, error) {
 	if r.gateway == nil {
 		return gatewayOutcome{}, nil
 	}
-	if isvc.Spec.Gateway == nil {
+	if p.RemoveGateway {
 		return gatewayOutcome{}, r.removeGateway(ctx, isvc)
 	}
-	keep := gatewayOutcome{condition: meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionGatewayReady)}
-	missing, err := r.gateway.missing()
-	if err != nil {
-		return keep, err
+	if len(p.GatewayMissingCRDs) > 0 {
+		return gatewayOutcome{condition: crdNotInstalled(p.GatewayMissingCRDs), requeueAfter: r.gateway.pool.recheck}, nil
 	}
-	if len(missing) > 0 {
-		return gatewayOutcome{condition: crdNotInstalled(missing), requeueAfter: r.gateway.pool.recheck}, nil
+	if len(p.Gateway) == 0 {
+		// A blocked plan publishes no route: GatewayReady says why, and what exists is left alone.
+		return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
+			Status: metav1.ConditionFalse, Reason: p.Blocked, Message: p.BlockedMessage}}, nil
 	}
-	key := client.ObjectKeyFromObject(isvc)
-	pool := &inferencepoolv1.InferencePool{}
-	route := &gatewayv1.HTTPRoute{}
-	poolErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, pool, extractInferencePool, InferencePool(isvc))
-	routeErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, route, gatewayv1ac.ExtractHTTPRoute, HTTPRoute(isvc))
-	if err := errors.Join(poolErr, routeErr); err != nil {
+	var errs []error
+	for _, o := range p.Gateway {
+		errs = append(errs, o.Sync(ctx, r.Applier, r.Client, isvc))
+	}
+	if err := errors.Join(errs...); err != nil {
 		return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
 			Status: metav1.ConditionFalse, Reason: status.Reason(err), Message: status.Truncate(err.Error(), status.ConditionMessageLimit)}}, err
 	}
-	// A pool or route read as absent was created just now: no Gateway has spoken of it yet.
-	if pool.UID == "" {
+	// Read after the apply: a pool or route absent was created just now, and no Gateway has spoken
+	// of it yet.
+	key := client.ObjectKeyFromObject(isvc)
+	pool := &inferencepoolv1.InferencePool{}
+	if err := r.Client.Get(ctx, key, pool); err != nil {
 		pool = nil
 	}
-	if route.UID == "" {
+	route := &gatewayv1.HTTPRoute{}
+	if err := r.Client.Get(ctx, key, route); err != nil {
 		route = nil
 	}
 	return gatewayOutcome{condition: gatewayCondition(isvc, route, pool)}, nil

@@ -10,11 +10,8 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -24,8 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
-	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
-	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/status"
 )
 
@@ -70,39 +65,6 @@ func watchModels(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error)
 	}), builder.WithPredicates(predicate.GenerationChangedPredicate{})), nil
 }
 
-// modelOf reads the Model isvc names. It returns nil, false for an inline spec.model, and nil,
-// true when the named Model does not exist.
-func (r *Reconciler) modelOf(ctx context.Context, isvc *inferencev1alpha1.InferenceService) (*inferencev1alpha1.Model, bool, error) {
-	if isvc.Spec.ModelRef == "" {
-		return nil, false, nil
-	}
-	m := &inferencev1alpha1.Model{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: isvc.Namespace, Name: isvc.Spec.ModelRef}, m)
-	if apierrors.IsNotFound(err) {
-		return nil, true, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	return m, false, nil
-}
-
-// reconcileModelCache applies the cache claim isvc's spec.modelCache asks for, if any. A claim
-// field that cannot change (its storage class, a smaller size) is refused by the API server; the
-// error then says what to do, and becomes the Degraded condition without a retry loop.
-func (r *Reconciler) reconcileModelCache(ctx context.Context, isvc *inferencev1alpha1.InferenceService, m *inferencev1alpha1.Model) error {
-	desired := CacheClaim(isvc, m)
-	if desired == nil {
-		return nil
-	}
-	key := client.ObjectKey{Namespace: isvc.Namespace, Name: *desired.Name}
-	err := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, &corev1.PersistentVolumeClaim{}, corev1ac.ExtractPersistentVolumeClaim, desired)
-	if apierrors.IsInvalid(err) {
-		return fmt.Errorf("model cache claim %s: %w (a claim's storage class cannot change and its size can only grow where the storage class allows it: put spec.modelCache back as it was, or delete the claim so that the operator makes a new one and the model is downloaded again)", key.Name, err)
-	}
-	return err
-}
-
 // modelResolved is the ModelResolved condition for isvc, keeping its lastTransitionTime while its
 // status stays; nil for an inline spec.model, which has nothing to resolve.
 func modelResolved(isvc *inferencev1alpha1.InferenceService, missing bool) *metav1ac.ConditionApplyConfiguration {
@@ -118,18 +80,4 @@ func modelResolved(isvc *inferencev1alpha1.InferenceService, missing bool) *meta
 	conds := append([]metav1.Condition(nil), isvc.Status.Conditions...)
 	meta.SetStatusCondition(&conds, c)
 	return status.ConditionsToApply(conds, func(t string) bool { return t == c.Type })[0]
-}
-
-// withModelStatus adds the ModelResolved condition to the desired status; while the Model is
-// missing and there is no Deployment, the phase is Pending rather than Progressing, since nothing
-// is being rolled out.
-func withModelStatus(desired *acv1alpha1.InferenceServiceApplyConfiguration, isvc *inferencev1alpha1.InferenceService, missing, deploymentExists bool) {
-	c := modelResolved(isvc, missing)
-	if c == nil {
-		return
-	}
-	desired.Status.WithConditions(c)
-	if missing && !deploymentExists {
-		desired.Status.WithPhase(inferencev1alpha1.PhasePending)
-	}
 }

@@ -40,6 +40,21 @@ const (
 // RolloutDeferred condition, which is left out (so removed) once the template lands. gateway is
 // the GatewayReady condition (see gatewayCondition), nil without spec.gateway.
 func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition) *acv1alpha1.InferenceServiceApplyConfiguration {
+	return statusOf(isvc, live, failures, deferred, gateway, "", "")
+}
+
+// StatusFor is Status for the plan p: when p is blocked (its Model is missing), Ready and
+// Progressing say why, the phase is Pending and no endpoint is published; ModelResolved is set
+// whenever spec.modelRef is.
+func StatusFor(p *Plan, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition) *acv1alpha1.InferenceServiceApplyConfiguration {
+	desired := statusOf(p.isvc, live, failures, deferred, gateway, p.Blocked, p.BlockedMessage)
+	if c := modelResolved(p.isvc, p.Blocked == ReasonModelNotFound); c != nil {
+		desired.Status.WithConditions(c)
+	}
+	return desired
+}
+
+func statusOf(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition, blocked, blockedMessage string) *acv1alpha1.InferenceServiceApplyConfiguration {
 	conds := append([]metav1.Condition(nil), isvc.Status.Conditions...)
 	gen := isvc.Generation
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
@@ -50,6 +65,9 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, f
 	var readyReplicas int32
 	wanted := wantedReplicas(isvc)
 	switch {
+	case blocked != "" && live == nil:
+		set(inferencev1alpha1.ConditionReady, metav1.ConditionFalse, blocked, blockedMessage)
+		set(inferencev1alpha1.ConditionProgressing, metav1.ConditionFalse, blocked, blockedMessage)
 	case live == nil:
 		set(inferencev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonDeploymentAbsent, "the Deployment does not exist yet")
 		set(inferencev1alpha1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut, "creating the Deployment")
@@ -66,7 +84,11 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, f
 		} else {
 			set(inferencev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonUnavailable, "no replica of the runtime is available yet")
 		}
-		if progressing {
+		if blocked != "" {
+			// Nothing rolls out while the plan is blocked: the Deployment is left as it is.
+			progressing = false
+			set(inferencev1alpha1.ConditionProgressing, metav1.ConditionFalse, blocked, blockedMessage)
+		} else if progressing {
 			set(inferencev1alpha1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut, "the Deployment is rolling out")
 		} else {
 			set(inferencev1alpha1.ConditionProgressing, metav1.ConditionFalse, ReasonRolledOut, "the Deployment is rolled out")
@@ -97,9 +119,12 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, f
 
 	st := acv1alpha1.InferenceServiceStatus().
 		WithObservedGeneration(gen).
-		WithEndpoint(Endpoint(isvc)).
 		WithPhase(phase).
 		WithReady(fmt.Sprintf("%d/%d", readyReplicas, wanted))
+	if blocked == "" || live != nil {
+		// Note: a blocked plan publishes no Service, so no endpoint either.
+		st.WithEndpoint(Endpoint(isvc))
+	}
 	// Note: zero is left out, as the typed extraction of the live status drops it (omitempty);
 	// sending it would make the owned and desired status differ forever.
 	if readyReplicas > 0 {
@@ -132,10 +157,9 @@ func owns(t string) bool {
 
 // reconcileStatus applies the status when the owned status differs from the wanted one, and not
 // again while the cache lags behind this process's last write of it (status.Writes).
-func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition, modelMissing bool) error {
+func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition, p *Plan) error {
 	key := client.ObjectKeyFromObject(isvc)
-	desired := Status(isvc, live, failures, deferred, gateway)
-	withModelStatus(desired, isvc, modelMissing, live != nil)
+	desired := StatusFor(p, live, failures, deferred, gateway)
 	pending, fp, err := r.statusWrites.Pending(key, isvc.ResourceVersion, desired)
 	if err != nil || pending {
 		return err
