@@ -343,13 +343,27 @@ type InferenceServiceStatus struct {
 	// phase is a one-word summary of the conditions: Pending, Progressing, Ready or Degraded.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
+
+	// model is what the runtime serves, in short: the Model spec.modelRef names, or the inline spec.model.source without its scheme, such as org/repo/model.gguf.
+	// +optional
+	Model string `json:"model,omitempty"`
+
+	// replicas is the number of runtime pods, as the scale subresource reports it (kubectl scale, and a HorizontalPodAutoscaler that targets the InferenceService).
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// selector is the label selector of the runtime pods, in the string form the scale subresource reports, such as app=name,inference.llmkube.dev/service=name.
+	// +optional
+	Selector string `json:"selector,omitempty"`
 }
 
 // InferenceService serves one model with one inference runtime: the operator runs it as a Deployment behind a Service, with an optional HorizontalPodAutoscaler.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=isvc,categories=llmkube
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.spec.runtime`
+// +kubebuilder:printcolumn:name="Model",type=string,JSONPath=`.status.model`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1

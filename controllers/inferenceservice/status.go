@@ -9,10 +9,14 @@ package inferenceservice
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -119,6 +123,8 @@ func statusOf(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment,
 
 	st := acv1alpha1.InferenceServiceStatus().
 		WithObservedGeneration(gen).
+		WithModel(ModelShort(isvc)).
+		WithSelector(labels.SelectorFromSet(SelectorLabels(isvc.Name)).String()).
 		WithPhase(phase).
 		WithReady(fmt.Sprintf("%d/%d", readyReplicas, wanted))
 	if blocked == "" || live != nil {
@@ -130,8 +136,24 @@ func statusOf(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment,
 	if readyReplicas > 0 {
 		st.WithReadyReplicas(readyReplicas)
 	}
+	if live != nil && live.Status.Replicas > 0 {
+		st.WithReplicas(live.Status.Replicas)
+	}
 	st.WithConditions(status.ConditionsToApply(conds, owns)...)
 	return acv1alpha1.InferenceService(isvc.Name, isvc.Namespace).WithStatus(st)
+}
+
+// ModelShort is the MODEL column of kubectl get isvc: the Model spec.modelRef names, or the inline
+// source without its scheme (hf://org/repo/model.gguf is org/repo/model.gguf).
+func ModelShort(isvc *inferencev1alpha1.InferenceService) string {
+	if isvc.Spec.ModelRef != "" {
+		return isvc.Spec.ModelRef
+	}
+	src := isvc.Spec.Model.Source
+	if _, rest, ok := strings.Cut(src, "://"); ok {
+		return rest
+	}
+	return src
 }
 
 // wantedReplicas is the number of runtime pods the operator asks for before the Deployment
@@ -173,6 +195,32 @@ func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha
 	// write changed nothing.
 	if sent && err == nil && desired.ResourceVersion != nil && *desired.ResourceVersion != isvc.ResourceVersion {
 		r.statusWrites.Record(key, isvc.ResourceVersion, fp)
+		r.reportTransitions(isvc, live)
 	}
 	return err
+}
+
+// Reasons of the Normal Events on an InferenceService's key transitions.
+const (
+	EventReady  = "Ready"
+	EventScaled = "Scaled"
+)
+
+// reportTransitions records a Normal Event when the status just written moves the InferenceService
+// to Ready, or changes the number of runtime pods wanted (kubectl scale, an autoscaler, a spec
+// change): the story kubectl describe tells.
+func (r *Reconciler) reportTransitions(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) {
+	if r.Recorder == nil || live == nil {
+		return
+	}
+	wasReady := meta.IsStatusConditionTrue(isvc.Status.Conditions, inferencev1alpha1.ConditionReady)
+	if !wasReady && live.Status.AvailableReplicas > 0 {
+		r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, EventReady, "Reconcile",
+			"the runtime serves: %d of %d pods ready; endpoint %s", live.Status.ReadyReplicas, ptr.Deref(live.Spec.Replicas, 1), Endpoint(isvc))
+	}
+	if _, was, ok := strings.Cut(isvc.Status.Ready, "/"); ok {
+		if now := strconv.Itoa(int(ptr.Deref(live.Spec.Replicas, 1))); was != now {
+			r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, EventScaled, "Reconcile", "runtime pods wanted: %s, was %s", now, was)
+		}
+	}
 }
