@@ -236,4 +236,3 @@ func ownedConfigHash(owned *appsv1ac.DeploymentApplyConfiguration) string {
 	}
 	return owned.Spec.Template.Annotations[AnnotationConfigHash]
 }
-

@@ -12,11 +12,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/pmezard/go-difflib/difflib"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/pmezard/go-difflib/difflib"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -165,10 +166,7 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 
 		By("the operator converges, then stops")
 		op := startOperator(ns, cfg)
-		eventuallyDeployment(ns, "gw", func(Gomega, *appsv1.Deployment) {})
-		eventually(ns, "both-router-proxy", &appsv1.Deployment{}, func(Gomega, *appsv1.Deployment) {})
-		settle(isvcController, reconciles(isvcController), 0)
-		settle(routerController, reconciles(routerController), 0)
+		converged(ns, targets)
 		op.stop()
 
 		By("the plugin's plan equals what was applied: nothing to do, exit 0")
@@ -216,8 +214,7 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 		eventually(ns, "both-router-proxy", &appsv1.Deployment{}, func(g Gomega, d *appsv1.Deployment) {
 			g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("drift", "changed"))
 		})
-		settle(isvcController, reconciles(isvcController), 0)
-		settle(routerController, reconciles(routerController), 0)
+		converged(ns, targets)
 		op.stop()
 		after := snapshot(ns)
 		changed := map[string]string{}
@@ -236,6 +233,31 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 		}
 	})
 })
+
+// converged waits until the operator wrote the status of every target's current generation (so
+// every object of it was applied), then until it reconciles no more.
+func converged(ns string, targets []string) {
+	for _, t := range targets {
+		kind, name, _ := strings.Cut(t, "/")
+		var obj client.Object = &inferencev1alpha1.InferenceService{}
+		if kind == "mr" {
+			obj = &inferencev1alpha1.ModelRouter{}
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: ns, Name: name}, obj)).To(Succeed())
+			var observed int64
+			switch o := obj.(type) {
+			case *inferencev1alpha1.InferenceService:
+				observed = o.Status.ObservedGeneration
+			case *inferencev1alpha1.ModelRouter:
+				observed = o.Status.ObservedGeneration
+			}
+			g.Expect(observed).To(Equal(obj.GetGeneration()), t)
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+	}
+	settle(isvcController, reconciles(isvcController), 0)
+	settle(routerController, reconciles(routerController), 0)
+}
 
 func sortedKeys(m map[string]string) []string {
 	out := make([]string, 0, len(m))
