@@ -22,6 +22,8 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -35,6 +37,7 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
+	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/test/envtest/testenv"
 )
 
@@ -321,6 +324,21 @@ var _ = Describe("one plan: the reproduced drifts of the old preview", func() {
 		}).Should(Succeed())
 		settle(isvcController, reconciles(isvcController), 0)
 		op.stop()
+
+		By("the conditions agree: Ready and Progressing say why, and nothing routes traffic to it")
+		i := &inferencev1alpha1.InferenceService{}
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: ns, Name: "orphan"}, i)).To(Succeed())
+		for _, t := range []string{inferencev1alpha1.ConditionReady, inferencev1alpha1.ConditionProgressing, inferencev1alpha1.ConditionModelResolved} {
+			c := meta.FindStatusCondition(i.Status.Conditions, t)
+			Expect(c).NotTo(BeNil(), t)
+			Expect(c.Status).To(Equal(metav1.ConditionFalse), t)
+			Expect(c.Reason).To(Equal(inferenceservice.ReasonModelNotFound), t)
+			Expect(c.Message).To(ContainSubstring("Model nowhere does not exist"), t)
+		}
+		Expect(i.Status.Endpoint).To(BeEmpty())
+		Expect(i.Status.Phase).To(Equal(inferencev1alpha1.PhasePending))
+		Expect(apierrors.IsNotFound(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: ns, Name: "orphan"}, &corev1.Service{}))).To(BeTrue(), "no Service is published")
+
 		doc, code := planOf(ns, "isvc/orphan")
 		Expect(actionsOf(doc)).NotTo(HaveKey("Deployment/orphan"))
 		Expect(actionsOf(doc)).NotTo(HaveKey("PersistentVolumeClaim/nowhere-model-cache"))
