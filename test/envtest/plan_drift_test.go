@@ -346,6 +346,12 @@ var _ = Describe("one plan: the reproduced drifts of the old preview", func() {
 		Expect(code).To(Equal(0))
 		text, _, _ := llmkube("diff", "isvc/orphan", "-n", ns)
 		Expect(text).To(ContainSubstring("Model nowhere does not exist"))
+		_, stderr, code := llmkube("owners", "isvc", "orphan", "-n", ns)
+		Expect(code).To(Equal(1))
+		Expect(stderr).To(ContainSubstring("Model nowhere does not exist"), "a missing Model is reported as that, not as a stopped operator")
+		_, stderr, code = llmkube("owners", "isvc", "orphan", "-n", ns, "-o", "wide")
+		Expect(code).To(Equal(1))
+		Expect(stderr).To(ContainSubstring("-o wide is not supported"))
 	})
 
 	It("a router: diff plans the operator's --router-proxy-image, ServiceAccount, Role and RoleBinding", func() {

@@ -50,10 +50,11 @@ func Resource(kind string) string {
 // Check refuses an -o value the commands do not print.
 func Check(format string) error {
 	switch format {
-	case Table, "wide", JSON, YAML:
+	case Table, JSON, YAML:
 		return nil
 	}
-	return fmt.Errorf("-o %s: use -o json or -o yaml (or no -o for a table)", format)
+	// Note: -o wide would print the same table; refused rather than silently ignored.
+	return fmt.Errorf("-o %s is not supported here: use -o json or -o yaml (or no -o for a table)", format)
 }
 
 // Data prints v as JSON (indented, fields in a fixed order) or YAML.
