@@ -123,6 +123,7 @@ type InferenceServiceSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k).hasValue())",messageExpression="'spec.podLabels has an invalid label key: ' + self.filter(k, format.qualifiedName().validate(k).hasValue())[0] + ' (a key is an optional DNS subdomain prefix and a slash, then at most 63 characters: alphanumerics, -, _ or ., starting and ending with an alphanumeric)'"
 	// +kubebuilder:validation:XValidation:rule="!('app' in self)",message="spec.podLabels must not set app: the operator reserves it for the Deployment and Service selector"
 	// +kubebuilder:validation:XValidation:rule="!('inference.llmkube.dev/service' in self)",message="spec.podLabels must not set inference.llmkube.dev/service: the operator reserves it for the Deployment and Service selector"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k == 'inference.llmkube.dev/service' || !k.startsWith('inference.llmkube.dev/'))",messageExpression="'spec.podLabels must not set ' + self.filter(k, k != 'inference.llmkube.dev/service' && k.startsWith('inference.llmkube.dev/'))[0] + ': keys under inference.llmkube.dev/ are the operator\\'s own, and it would overwrite yours; use a prefix of your own, such as example.com/team'"
 	PodLabels map[string]LabelValue `json:"podLabels,omitempty"`
 
 	// podAnnotations are added to the annotations of the runtime pods. They win over the operator's own annotations, such as karpenter.sh/do-not-disrupt and the prometheus.io scrape hints. At most 64 annotations; keys follow the Kubernetes annotation key syntax.
@@ -263,6 +264,7 @@ type ResourceSpec struct {
 
 	// memory is the memory the container requests and is limited to, as a quantity such as 16Gi.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self))",messageExpression="'spec.resources.memory ' + string(self) + ' is not a quantity: write a number and a unit, Ki, Mi, Gi or Ti (powers of 1024) or k, M, G or T (powers of 1000), such as 16Gi; 16GB has no unit B'"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 
 	// Maintainers: LLMKube's resources fields the operator rejects (llmkube_types.go).
