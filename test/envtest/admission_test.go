@@ -120,7 +120,7 @@ var _ = Describe("Admission", func() {
 			s["podLabels"] = map[string]any{"team": "a234567890123456789012345678901234567890123456789012345678901234"}
 		}), "spec.podLabels.team: Too long: may not be more than 63 bytes"),
 		Entry("a label value with a slash", "InferenceService", isvcSpec(func(s map[string]any) { s["podLabels"] = map[string]any{"team": "a/b"} }),
-			"label value 'a/b' is not allowed: a label value is at most 63 characters of letters, digits, -, _ or ., starting and ending with a letter or digit (no spaces), such as team-a or v1.2"),
+			"a label value holds only letters, digits, -, _ and . (no spaces), at most 63 characters, starting and ending with a letter or digit, such as team-a or v1.2; got: a/b"),
 		Entry("an operator label key, silently dropped before", "InferenceService", isvcSpec(func(s map[string]any) {
 			s["podLabels"] = map[string]any{"inference.llmkube.dev/runtime": "x"}
 		}), "spec.podLabels must not set inference.llmkube.dev/runtime: keys under inference.llmkube.dev/ are the operator's own, and it would overwrite yours; use a prefix of your own, such as example.com/team"),
@@ -163,7 +163,7 @@ var _ = Describe("Admission", func() {
 			s["autoscaling"] = map[string]any{"minReplicas": 0, "maxReplicas": 2}
 		}), "spec.autoscaling.minReplicas in body should be greater than or equal to 1"),
 		Entry("a label value with a space", "InferenceService", isvcSpec(func(s map[string]any) { s["podLabels"] = map[string]any{"team": "a b"} }),
-			"label value 'a b' is not allowed: a label value is at most 63 characters of letters, digits, -, _ or ., starting and ending with a letter or digit (no spaces), such as team-a or v1.2"),
+			"a label value holds only letters, digits, -, _ and . (no spaces), at most 63 characters, starting and ending with a letter or digit, such as team-a or v1.2; got: a b"),
 		Entry("a label key name over 63 characters", "InferenceService", isvcSpec(func(s map[string]any) {
 			s["podLabels"] = map[string]any{"example.com/a234567890123456789012345678901234567890123456789012345678901234": "v"}
 		}), "spec.podLabels has an invalid label key: example.com/a234567890123456789012345678901234567890123456789012345678901234"),
