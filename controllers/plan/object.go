@@ -39,22 +39,35 @@ type Object struct {
 // Of is the object desired, typed by its live Go type T (newLive makes an empty one) and the
 // extraction of what a field manager owns of it (e.g. corev1ac.ExtractService).
 func Of[T client.Object, AC any](desired runtime.ApplyConfiguration, newLive func() T, extract func(T, string) (AC, error)) Object {
-	u, _ := ToMap(desired)
-	key := client.ObjectKey{}
-	kind := ""
-	if md, ok := u["metadata"].(map[string]any); ok {
-		key.Name, _ = md["name"].(string)
-		key.Namespace, _ = md["namespace"].(string)
-	}
-	kind, _ = u["kind"].(string)
+	key := keyOf(desired)
 	return Object{
-		Desired: desired, Kind: kind, Key: key,
+		Desired: desired, Kind: kindOf(desired), Key: key,
 		newLive: func() client.Object { return newLive() },
 		extract: func(o client.Object, manager string) (any, error) { return extract(o.(T), manager) },
 		sync: func(ctx context.Context, a ownership.Applier, r client.Reader, owner client.Object) error {
 			return ownership.Sync(ctx, a, r, owner, key, newLive(), extract, desired)
 		},
 	}
+}
+
+// kindOf and keyOf read an apply configuration's kind and name through its getters (no JSON
+// round trip: a plan is built on every reconcile).
+func kindOf(ac any) string {
+	if k, ok := ac.(interface{ GetKind() *string }); ok && k.GetKind() != nil {
+		return *k.GetKind()
+	}
+	return ""
+}
+
+func keyOf(ac any) client.ObjectKey {
+	var key client.ObjectKey
+	if n, ok := ac.(interface{ GetName() *string }); ok && n.GetName() != nil {
+		key.Name = *n.GetName()
+	}
+	if n, ok := ac.(interface{ GetNamespace() *string }); ok && n.GetNamespace() != nil {
+		key.Namespace = *n.GetNamespace()
+	}
+	return key
 }
 
 // Sync is the object's whole write through ownership.Sync: read, migrate legacy ownership,
