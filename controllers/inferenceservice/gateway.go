@@ -25,6 +25,7 @@ import (
 	inferencepoolv1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
 	inferencepoolv1ac "sigs.k8s.io/gateway-api-inference-extension/client-go/applyconfiguration/api/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1ac "sigs.k8s.io/gateway-api/applyconfiguration/apis/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
@@ -78,31 +79,34 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 	if p.RemoveGateway {
 		return gatewayOutcome{}, r.removeGateway(ctx, isvc)
 	}
-	if len(p.GatewayMissingCRDs) > 0 {
-		return gatewayOutcome{condition: crdNotInstalled(p.GatewayMissingCRDs), requeueAfter: r.gateway.pool.recheck}, nil
+	missing, err := r.gateway.missing()
+	if err != nil {
+		return gatewayOutcome{condition: meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionGatewayReady)}, err
+	}
+	if len(missing) > 0 {
+		return gatewayOutcome{condition: crdNotInstalled(missing), requeueAfter: r.gateway.pool.recheck}, nil
 	}
 	if len(p.Gateway) == 0 {
 		// A blocked plan publishes no route: GatewayReady says why, and what exists is left alone.
 		return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
 			Status: metav1.ConditionFalse, Reason: p.Blocked, Message: p.BlockedMessage}}, nil
 	}
-	var errs []error
-	for _, o := range p.Gateway {
-		errs = append(errs, o.Sync(ctx, r.Applier, r.Client, isvc))
-	}
-	if err := errors.Join(errs...); err != nil {
+	// The live pool and route are read into these by the apply's own read (before the write): a
+	// Gateway's report is in their status.
+	key := client.ObjectKeyFromObject(isvc)
+	pool := &inferencepoolv1.InferencePool{}
+	route := &gatewayv1.HTTPRoute{}
+	poolErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, pool, extractInferencePool, p.Gateway[0].Desired)
+	routeErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, route, gatewayv1ac.ExtractHTTPRoute, p.Gateway[1].Desired)
+	if err := errors.Join(poolErr, routeErr); err != nil {
 		return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
 			Status: metav1.ConditionFalse, Reason: status.Reason(err), Message: status.Truncate(err.Error(), status.ConditionMessageLimit)}}, err
 	}
-	// Read after the apply: a pool or route absent was created just now, and no Gateway has spoken
-	// of it yet.
-	key := client.ObjectKeyFromObject(isvc)
-	pool := &inferencepoolv1.InferencePool{}
-	if err := r.Client.Get(ctx, key, pool); err != nil {
+	// A pool or route read as absent was created just now: no Gateway has spoken of it yet.
+	if pool.UID == "" {
 		pool = nil
 	}
-	route := &gatewayv1.HTTPRoute{}
-	if err := r.Client.Get(ctx, key, route); err != nil {
+	if route.UID == "" {
 		route = nil
 	}
 	return gatewayOutcome{condition: gatewayCondition(isvc, route, pool)}, nil

@@ -94,7 +94,7 @@ type Plan struct {
 	Before []plan.Object
 	// After are the objects applied after it (Service, HPA).
 	After []plan.Object
-	// Gateway are the InferencePool and the HTTPRoute spec.gateway asks for.
+	// Gateway are the InferencePool and the HTTPRoute spec.gateway asks for, in that order.
 	Gateway []plan.Object
 	// Delete are the objects deleted when the InferenceService controls them (the HPA without
 	// spec.autoscaling).

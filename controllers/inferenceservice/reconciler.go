@@ -108,11 +108,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if isvc.Spec.Gateway != nil && r.gateway != nil {
-		if obs.GatewayCRDsMissing, err = r.gateway.missing(); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
+	// Note: which Gateway API kinds are served is asked in the gateway step (reconcileGateway),
+	// after the workload is applied, as that lookup also starts the watches of those kinds.
 	p, err := PlanFor(obs, Flags{FieldManager: r.Applier.FieldManager, EmitScrapeAnnotations: r.EmitScrapeAnnotations})
 	if err != nil {
 		return ctrl.Result{}, err

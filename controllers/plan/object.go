@@ -108,8 +108,10 @@ func (o Object) WouldApply(live client.Object, manager string) (bool, error) {
 
 // GVK is the object's group, version and kind, as Desired names them.
 func (o Object) GVK() schema.GroupVersionKind {
-	u, _ := ToMap(o.Desired)
-	av, _ := u["apiVersion"].(string)
+	av := ""
+	if v, ok := o.Desired.(interface{ GetAPIVersion() *string }); ok && v.GetAPIVersion() != nil {
+		av = *v.GetAPIVersion()
+	}
 	return schema.FromAPIVersionAndKind(av, o.Kind)
 }
 
