@@ -61,5 +61,5 @@ type LocalObjectReference struct {
 
 // LabelValue is a Kubernetes label value: at most 63 characters (alphanumerics, -, _ or .), starting and ending with an alphanumeric, or empty.
 // +kubebuilder:validation:MaxLength=63
-// +kubebuilder:validation:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
+// +kubebuilder:validation:XValidation:rule="self.matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$')",messageExpression="'a label value holds only letters, digits, -, _ and . (no spaces), at most 63 characters, starting and ending with a letter or digit, such as team-a or v1.2; got: ' + self"
 type LabelValue string

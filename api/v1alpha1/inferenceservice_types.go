@@ -123,6 +123,7 @@ type InferenceServiceSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k).hasValue())",messageExpression="'spec.podLabels has an invalid label key: ' + self.filter(k, format.qualifiedName().validate(k).hasValue())[0] + ' (a key is an optional DNS subdomain prefix and a slash, then at most 63 characters: alphanumerics, -, _ or ., starting and ending with an alphanumeric)'"
 	// +kubebuilder:validation:XValidation:rule="!('app' in self)",message="spec.podLabels must not set app: the operator reserves it for the Deployment and Service selector"
 	// +kubebuilder:validation:XValidation:rule="!('inference.llmkube.dev/service' in self)",message="spec.podLabels must not set inference.llmkube.dev/service: the operator reserves it for the Deployment and Service selector"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k == 'inference.llmkube.dev/service' || !k.startsWith('inference.llmkube.dev/'))",messageExpression="'spec.podLabels must not set ' + self.filter(k, k != 'inference.llmkube.dev/service' && k.startsWith('inference.llmkube.dev/'))[0] + ': keys under inference.llmkube.dev/ are the operator\\'s own, and it would overwrite yours; use a prefix of your own, such as example.com/team'"
 	PodLabels map[string]LabelValue `json:"podLabels,omitempty"`
 
 	// podAnnotations are added to the annotations of the runtime pods. They win over the operator's own annotations, such as karpenter.sh/do-not-disrupt and the prometheus.io scrape hints. At most 64 annotations; keys follow the Kubernetes annotation key syntax.
@@ -263,6 +264,7 @@ type ResourceSpec struct {
 
 	// memory is the memory the container requests and is limited to, as a quantity such as 16Gi.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self))",messageExpression="'spec.resources.memory ' + string(self) + ' is not a quantity: write a number and a unit, Ki, Mi, Gi or Ti (powers of 1024) or k, M, G or T (powers of 1000), such as 16Gi; 16GB has no unit B'"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 
 	// Maintainers: LLMKube's resources fields the operator rejects (llmkube_types.go).
@@ -343,13 +345,27 @@ type InferenceServiceStatus struct {
 	// phase is a one-word summary of the conditions: Pending, Progressing, Ready or Degraded.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
+
+	// model is what the runtime serves, in short: the Model spec.modelRef names, or the inline spec.model.source without its scheme, such as org/repo/model.gguf.
+	// +optional
+	Model string `json:"model,omitempty"`
+
+	// replicas is the number of runtime pods, as the scale subresource reports it (kubectl scale, and a HorizontalPodAutoscaler that targets the InferenceService).
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// selector is the label selector of the runtime pods, in the string form the scale subresource reports, such as app=name,inference.llmkube.dev/service=name.
+	// +optional
+	Selector string `json:"selector,omitempty"`
 }
 
 // InferenceService serves one model with one inference runtime: the operator runs it as a Deployment behind a Service, with an optional HorizontalPodAutoscaler.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=isvc,categories=llmkube
 // +kubebuilder:printcolumn:name="Runtime",type=string,JSONPath=`.spec.runtime`
+// +kubebuilder:printcolumn:name="Model",type=string,JSONPath=`.status.model`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`,priority=1

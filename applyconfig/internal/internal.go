@@ -364,6 +364,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: endpoint
       type:
         scalar: string
+    - name: model
+      type:
+        scalar: string
     - name: observedGeneration
       type:
         scalar: numeric
@@ -376,6 +379,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: readyReplicas
       type:
         scalar: numeric
+    - name: replicas
+      type:
+        scalar: numeric
+    - name: selector
+      type:
+        scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.LabelValue
   scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.LocalObjectReference

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -82,15 +83,19 @@ func completeTargets(kube *genericclioptions.ConfigFlags, kinds ...string) cobra
 
 // readTarget checks the output format, then reads the InferenceService or ModelRouter that arg
 // names (isvc/NAME, mr/NAME) with what the operator writes for it: the start of owners and diff.
-func readTarget(cmd *cobra.Command, kube *genericclioptions.ConfigFlags, format, arg string) (*cluster.Client, cluster.Target, *cluster.Objects, error) {
+func readTarget(cmd *cobra.Command, kube *genericclioptions.ConfigFlags, format string, args []string) (*cluster.Client, cluster.Target, *cluster.Objects, error) {
 	var t cluster.Target
 	if err := output.Check(format); err != nil {
 		return nil, t, nil, err
 	}
-	t, err := cluster.ParseTarget(arg)
+	ts, err := cluster.ParseTargets(args)
 	if err != nil {
 		return nil, t, nil, err
 	}
+	if len(ts) != 1 {
+		return nil, t, nil, fmt.Errorf("name one object: TYPE/NAME or TYPE NAME")
+	}
+	t = ts[0]
 	c, err := cluster.New(kube)
 	if err != nil {
 		return nil, t, nil, err

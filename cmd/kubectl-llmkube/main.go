@@ -39,10 +39,11 @@ type operatorFlags struct {
 	fieldManager          string
 	legacyFieldManagers   []string
 	emitScrapeAnnotations bool
+	routerProxyImage      string
 }
 
 func (o *operatorFlags) desired() desired.Options {
-	return desired.Options{FieldManager: o.fieldManager, EmitScrapeAnnotations: o.emitScrapeAnnotations}
+	return desired.Options{FieldManager: o.fieldManager, EmitScrapeAnnotations: o.emitScrapeAnnotations, RouterProxyImage: o.routerProxyImage}
 }
 
 func (o *operatorFlags) legacy(adopt bool) ownership.Legacy {
@@ -76,9 +77,10 @@ operator's own flags (their defaults are the operator's defaults).`,
 	root.PersistentFlags().StringVar(&op.fieldManager, "field-manager", ownership.DefaultFieldManager, "The operator's --field-manager.")
 	root.PersistentFlags().StringSliceVar(&op.legacyFieldManagers, "legacy-field-managers", ownership.DefaultLegacyFieldManagers, "The operator's --legacy-field-managers (empty: none).")
 	root.PersistentFlags().BoolVar(&op.emitScrapeAnnotations, "emit-scrape-annotations", false, "The operator's --emit-scrape-annotations.")
+	root.PersistentFlags().StringVar(&op.routerProxyImage, "router-proxy-image", "", "The operator's --router-proxy-image (empty: the proxy image of the plugin's version).")
 	registerCompletions(root, kube)
 
-	root.AddCommand(newOwnersCmd(kube, op), newMigrationCmd(kube, op), newDiffCmd(kube, op))
+	root.AddCommand(newOwnersCmd(kube, op), newMigrationCmd(kube, op), newDiffCmd(kube, op), newVersionCmd(kube))
 	return root
 }
 
@@ -97,10 +99,11 @@ func main() {
 	}
 }
 
-// desiredOf is what the operator would apply for the InferenceService or ModelRouter of objs.
-func (o *operatorFlags) desiredOf(ctx context.Context, c *cluster.Client, objs *cluster.Objects) (*desired.Set, error) {
+// plan is what the operator would apply for the InferenceService or ModelRouter of objs: the
+// kind's own plan, read through the plugin's client.
+func (o *operatorFlags) plan(ctx context.Context, c *cluster.Client, objs *cluster.Objects) (*desired.Set, error) {
 	if objs.ISVC != nil {
-		return desired.ForInferenceService(objs.ISVC, objs.Deployment, o.desired())
+		return desired.ForInferenceService(ctx, c, c.RESTMapper(), objs.ISVC, o.desired())
 	}
 	return desired.ForModelRouter(ctx, c, objs.Router, o.desired())
 }

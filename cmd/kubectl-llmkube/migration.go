@@ -13,16 +13,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
-	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/internal/plugin/cluster"
-	"github.com/llmkube/operator/internal/plugin/desired"
 	"github.com/llmkube/operator/internal/plugin/managed"
 	"github.com/llmkube/operator/internal/plugin/migration"
 	"github.com/llmkube/operator/internal/plugin/output"
@@ -120,42 +113,17 @@ Exit code 3 with --fail-on-prune when anything would be pruned.`,
 func planAll(ctx context.Context, c *cluster.Client, ns string, op *operatorFlags, adopt bool) ([]*migration.Plan, error) {
 	opts := migration.Options{FieldManager: op.fieldManager, Legacy: op.legacy(adopt)}
 	plans := []*migration.Plan{}
-	isvcs := &inferencev1alpha1.InferenceServiceList{}
-	if err := c.List(ctx, isvcs, client.InNamespace(ns)); err != nil {
-		return nil, cluster.Explain(err, "listing InferenceService", "", ns)
-	}
-	routers := &inferencev1alpha1.ModelRouterList{}
-	if err := c.List(ctx, routers, client.InNamespace(ns)); err != nil {
-		return nil, cluster.Explain(err, "listing ModelRouter", "", ns)
+	owners, err := c.Owners(ctx, ns)
+	if err != nil {
+		return nil, err
 	}
 	var candidates []migration.Candidate
-	for i := range isvcs.Items {
-		isvc := &isvcs.Items[i]
-		live, err := liveDeployment(ctx, c, isvc.Namespace, isvc.Name)
+	for _, o := range owners {
+		set, err := op.plan(ctx, c, o)
 		if err != nil {
 			return nil, err
 		}
-		set, err := desired.ForInferenceService(isvc, live, op.desired())
-		if err != nil {
-			return nil, err
-		}
-		more, err := migration.Candidates(ctx, c, set, live)
-		if err != nil {
-			return nil, err
-		}
-		candidates = append(candidates, more...)
-	}
-	for i := range routers.Items {
-		router := &routers.Items[i]
-		live, err := liveDeployment(ctx, c, router.Namespace, modelrouter.Name(router))
-		if err != nil {
-			return nil, err
-		}
-		set, err := desired.ForModelRouter(ctx, c, router, op.desired())
-		if err != nil {
-			return nil, err
-		}
-		more, err := migration.Candidates(ctx, c, set, live)
+		more, err := migration.Candidates(ctx, c, set, o.Deployment)
 		if err != nil {
 			return nil, err
 		}
@@ -172,17 +140,6 @@ func planAll(ctx context.Context, c *cluster.Client, ns string, op *operatorFlag
 		}
 	}
 	return plans, nil
-}
-
-func liveDeployment(ctx context.Context, c *cluster.Client, ns, name string) (*appsv1.Deployment, error) {
-	d := &appsv1.Deployment{}
-	switch err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, d); {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, cluster.Explain(err, "reading Deployment", name, ns)
-	}
-	return d, nil
 }
 
 func printPlans(w io.Writer, r planReport, ns string) error {

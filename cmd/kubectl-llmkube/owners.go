@@ -36,7 +36,7 @@ func newOwnersCmd(kube *genericclioptions.ConfigFlags, op *operatorFlags) *cobra
 	var format string
 	var allFields bool
 	cmd := &cobra.Command{
-		Use:   "owners isvc/NAME | mr/NAME",
+		Use:   "owners (TYPE/NAME | TYPE NAME)",
 		Short: "Who owns each pod-template label and annotation of the generated Deployment, and why",
 		Long: `Who owns each pod-template label and annotation of the generated Deployment, and why.
 
@@ -50,18 +50,21 @@ operator's traces cover it: see 'migration plan'), unowned, pending (the next ap
 		Example: `  kubectl llmkube owners isvc/llama -n models
   kubectl llmkube owners mr/chat --all-fields
   kubectl llmkube owners isvc/llama -o json`,
-		Args:              cobra.ExactArgs(1),
+		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: completeTargets(kube, "isvc", "mr"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, t, objs, err := readTarget(cmd, kube, format, args[0])
+			c, t, objs, err := readTarget(cmd, kube, format, args)
 			if err != nil {
 				return err
 			}
 			if objs.Deployment == nil {
+				if set, err := op.plan(cmd.Context(), c, objs); err == nil && set.Blocked != "" {
+					return fmt.Errorf("%s has no Deployment: %s", t.Short(), set.BlockedMessage)
+				}
 				return fmt.Errorf("%s has no Deployment %s/%s yet: is the operator running? (kubectl get deploy -n %s; kubectl llmkube diff %s shows what it would create)",
 					t.Short(), c.Namespace, objs.DeploymentName(), c.Namespace, t.Short())
 			}
-			set, err := op.desiredOf(cmd.Context(), c, objs)
+			set, err := op.plan(cmd.Context(), c, objs)
 			if err != nil {
 				return err
 			}
@@ -104,7 +107,7 @@ func everyField(cmd *cobra.Command, c *cluster.Client, objs *cluster.Objects, se
 	if err != nil {
 		return nil, err
 	}
-	for _, ac := range set.Others {
+	for _, ac := range set.Others() {
 		live, kind, err := c.LiveOf(cmd.Context(), ac)
 		if err != nil {
 			return nil, err

@@ -76,12 +76,12 @@ func (r *Reconciler) setupGateway(mgr ctrl.Manager, c controller.Controller) {
 // Note: without the CRDs this is no error (nothing to retry, nothing to log): GatewayReady says
 // which CRD is missing, the rest of the InferenceService converges, and the reconcile comes back
 // after the recheck period to look again.
-func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alpha1.InferenceService) (gatewayOutcome, error) {
+func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alpha1.InferenceService, p *Plan) (gatewayOutcome, error) {
 	if r.gateway == nil {
 		return gatewayOutcome{}, nil
 	}
 	keep := gatewayOutcome{condition: meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionGatewayReady)}
-	if isvc.Spec.Gateway == nil {
+	if p.RemoveGateway {
 		if err := r.removeGateway(ctx, isvc); err != nil {
 			// GatewayReady is the record that a deletion is owed: it stays until the deletion is done.
 			return keep, err
@@ -90,16 +90,23 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 	}
 	missing, err := r.gateway.missing()
 	if err != nil {
-		return keep, err
+		return gatewayOutcome{condition: meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionGatewayReady)}, err
 	}
 	if len(missing) > 0 {
 		return gatewayOutcome{condition: crdNotInstalled(missing), requeueAfter: r.gateway.pool.recheck}, nil
 	}
+	if len(p.Gateway) == 0 {
+		// A blocked plan publishes no route: GatewayReady says why, and what exists is left alone.
+		return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
+			Status: metav1.ConditionFalse, Reason: p.Blocked, Message: p.BlockedMessage}}, nil
+	}
+	// The live pool and route are read into these by the apply's own read (before the write): a
+	// Gateway's report is in their status.
 	key := client.ObjectKeyFromObject(isvc)
 	pool := &inferencepoolv1.InferencePool{}
 	route := &gatewayv1.HTTPRoute{}
-	poolErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, pool, extractInferencePool, InferencePool(isvc))
-	routeErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, route, gatewayv1ac.ExtractHTTPRoute, HTTPRoute(isvc))
+	poolErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, pool, extractInferencePool, p.Gateway[0].Desired)
+	routeErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, route, gatewayv1ac.ExtractHTTPRoute, p.Gateway[1].Desired)
 	if err := errors.Join(poolErr, routeErr); err != nil {
 		// A kind whose CRD was deleted after its watch started is one that was never there.
 		if (apierrors.IsNotFound(err) || meta.IsNoMatchError(err)) && r.gateway.gone() {

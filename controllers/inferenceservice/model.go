@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,8 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
-	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
-	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/status"
 )
 
@@ -72,46 +69,6 @@ func watchModels(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error)
 	}), builder.WithPredicates(predicate.GenerationChangedPredicate{})), nil
 }
 
-// modelOf reads the Model isvc names. It returns nil, false for an inline spec.model, and nil,
-// true when the named Model does not exist.
-func (r *Reconciler) modelOf(ctx context.Context, isvc *inferencev1alpha1.InferenceService) (*inferencev1alpha1.Model, bool, error) {
-	if isvc.Spec.ModelRef == "" {
-		return nil, false, nil
-	}
-	m := &inferencev1alpha1.Model{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: isvc.Namespace, Name: isvc.Spec.ModelRef}, m)
-	if apierrors.IsNotFound(err) {
-		return nil, true, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	return m, false, nil
-}
-
-// reconcileModelCache applies the cache claim isvc's spec.modelCache asks for, if any. A claim
-// field that cannot change (its storage class, a smaller size) is refused by the API server; the
-// error then says what to do, and becomes the Degraded condition without a retry loop.
-func (r *Reconciler) reconcileModelCache(ctx context.Context, isvc *inferencev1alpha1.InferenceService, m *inferencev1alpha1.Model) error {
-	desired := CacheClaim(isvc, m)
-	if desired == nil {
-		return nil
-	}
-	key := client.ObjectKey{Namespace: isvc.Namespace, Name: *desired.Name}
-	if m != nil {
-		kept, err := r.neverShrink(ctx, key, desired)
-		if err != nil {
-			return err
-		}
-		r.reportKeptSize(isvc, m, key, kept)
-	}
-	err := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, &corev1.PersistentVolumeClaim{}, corev1ac.ExtractPersistentVolumeClaim, desired)
-	if apierrors.IsInvalid(err) {
-		return fmt.Errorf("model cache claim %s: %w (a claim's storage class cannot change and its size can only grow where the storage class allows it: put spec.modelCache back as it was, or delete the claim so that the operator makes a new one and the model is downloaded again)", key.Name, err)
-	}
-	return err
-}
-
 // modelResolved is the ModelResolved condition for isvc, keeping its lastTransitionTime while its
 // status stays; nil for an inline spec.model, which has nothing to resolve.
 func modelResolved(isvc *inferencev1alpha1.InferenceService, missing bool) *metav1ac.ConditionApplyConfiguration {
@@ -129,38 +86,22 @@ func modelResolved(isvc *inferencev1alpha1.InferenceService, missing bool) *meta
 	return status.ConditionsToApply(conds, func(t string) bool { return t == c.Type })[0]
 }
 
-// withModelStatus adds the ModelResolved condition to the desired status; while the Model is
-// missing and there is no Deployment, the phase is Pending rather than Progressing, since nothing
-// is being rolled out.
-func withModelStatus(desired *acv1alpha1.InferenceServiceApplyConfiguration, isvc *inferencev1alpha1.InferenceService, missing, deploymentExists bool) {
-	c := modelResolved(isvc, missing)
-	if c == nil {
-		return
-	}
-	desired.Status.WithConditions(c)
-	if missing && !deploymentExists {
-		desired.Status.WithPhase(inferencev1alpha1.PhasePending)
-	}
-}
-
-// neverShrink keeps the size a Model's claim has when desired asks for less: every
-// InferenceService of the Model applies the claim, each with its own spec.modelCache.size, and
-// the claim takes the largest ever asked. Without it two sizes would make the request flip on
-// every reconcile (a resize each time on a real CSI driver), or the smaller one would be refused
-// by the API server as a shrink.
-func (r *Reconciler) neverShrink(ctx context.Context, key client.ObjectKey, desired *corev1ac.PersistentVolumeClaimApplyConfiguration) (*resource.Quantity, error) {
-	live := &corev1.PersistentVolumeClaim{}
-	found, err := r.Applier.Get(ctx, r.Client, key, live)
-	if err != nil || !found || desired.Spec == nil || desired.Spec.Resources == nil || desired.Spec.Resources.Requests == nil {
-		return nil, ownership.Fail("PersistentVolumeClaim", key, ownership.StepRead, err)
+// keepLargerSize keeps the size live (a Model's cache claim) has when desired asks for less, and
+// returns the size kept; nil when desired asks for at least as much. Every InferenceService of the
+// Model applies the claim, each with its own spec.modelCache.size, and the claim takes the largest
+// ever asked: without it two sizes would make the request flip on every reconcile (a resize each
+// time on a real CSI driver), or the smaller one would be refused by the API server as a shrink.
+func keepLargerSize(desired *corev1ac.PersistentVolumeClaimApplyConfiguration, live *corev1.PersistentVolumeClaim) *resource.Quantity {
+	if live == nil || desired.Spec == nil || desired.Spec.Resources == nil || desired.Spec.Resources.Requests == nil {
+		return nil
 	}
 	have, ok := live.Spec.Resources.Requests[corev1.ResourceStorage]
 	want := (*desired.Spec.Resources.Requests)[corev1.ResourceStorage]
 	if !ok || have.Cmp(want) <= 0 {
-		return nil, nil
+		return nil
 	}
 	desired.Spec.Resources.WithRequests(corev1.ResourceList{corev1.ResourceStorage: have})
-	return &have, nil
+	return &have
 }
 
 // keptSizes remembers the size disagreements already reported, by InferenceService UID and size,
@@ -169,7 +110,7 @@ var keptSizes sync.Map
 
 // reportKeptSize records a Normal Event on isvc, once, when its Model's claim keeps a larger size
 // than isvc asks for.
-func (r *Reconciler) reportKeptSize(isvc *inferencev1alpha1.InferenceService, m *inferencev1alpha1.Model, key client.ObjectKey, kept *resource.Quantity) {
+func (r *Reconciler) reportKeptSize(isvc *inferencev1alpha1.InferenceService, key client.ObjectKey, kept *resource.Quantity) {
 	if kept == nil || r.Recorder == nil {
 		return
 	}
@@ -177,5 +118,5 @@ func (r *Reconciler) reportKeptSize(isvc *inferencev1alpha1.InferenceService, m 
 		return
 	}
 	r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, "CacheSizeKept", "ApplyCacheClaim",
-		"PersistentVolumeClaim %s keeps %s: an InferenceService of Model %s asked for more than this one's spec.modelCache.size, and a Model's claim never shrinks", key, kept, m.Name)
+		"PersistentVolumeClaim %s keeps %s: an InferenceService of Model %s asked for more than this one's spec.modelCache.size, and a Model's claim never shrinks", key, kept, isvc.Spec.ModelRef)
 }

@@ -10,6 +10,7 @@ package inferenceservice
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -20,8 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,6 +32,7 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/plan"
 	"github.com/llmkube/operator/controllers/retry"
 	"github.com/llmkube/operator/controllers/rollout"
 	"github.com/llmkube/operator/controllers/status"
@@ -109,44 +109,55 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // garbage collection removes what it owns
 	}
 
-	model, modelMissing, err := r.modelOf(ctx, isvc)
+	obs, err := Observe(ctx, r.Applier.Through(r.Client), isvc)
 	if err != nil {
-		return ctrl.Result{}, ownership.Fail("Model", client.ObjectKey{Namespace: isvc.Namespace, Name: isvc.Spec.ModelRef}, ownership.StepRead, err)
+		return ctrl.Result{}, err
 	}
-	live, err := r.liveDeployment(ctx, isvc)
+	// Note: which Gateway API kinds are served is asked in the gateway step (reconcileGateway),
+	// after the workload is applied, as that lookup also starts the watches of those kinds.
+	p, err := PlanFor(obs, Flags{FieldManager: r.Applier.FieldManager, EmitScrapeAnnotations: r.EmitScrapeAnnotations})
 	if err != nil {
-		return ctrl.Result{}, ownership.Fail("Deployment", req.NamespacedName, ownership.StepRead, err)
+		return ctrl.Result{}, err
 	}
+	live := obs.Deployment
 	// Each object converges on its own: a failure of one is reported and never stops the others.
 	var failures []error
-	cacheErr := r.reconcileModelCache(ctx, isvc, model)
-	if cacheErr != nil {
-		failures = append(failures, cacheErr)
+	var claimRefused bool
+	for _, o := range p.Before {
+		if err := r.syncObject(ctx, isvc, o); err != nil {
+			failures = append(failures, err)
+			claimRefused = claimRefused || ownership.IsNotControlled(err)
+		}
 	}
+	r.reportKeptSize(isvc, client.ObjectKey{Namespace: isvc.Namespace, Name: CacheClaimName(isvc)}, p.KeptSize)
 	var deferred *rollout.Decision
-	// Without its Model there is nothing to run: no new Deployment, an existing one stays as is.
-	// Likewise when the cache claim's name is taken by an object the operator does not control:
-	// the pods would mount someone else's volume.
-	if !modelMissing && !ownership.IsNotControlled(cacheErr) {
-		applied, d, fs := r.reconcileDeployment(ctx, isvc, live, model)
+	// A blocked plan (its Model is missing) has no Deployment: an existing one stays as is. Likewise
+	// when the cache claim's name is taken by an object the operator does not control: the pods
+	// would mount someone else's volume.
+	if p.HasDeployment() && !claimRefused {
+		applied, d, fs := r.reconcileDeployment(ctx, isvc, live, p)
 		deferred, failures = d, append(failures, fs...)
 		if applied != nil {
 			live = applied
 		}
 	}
-	if err := r.reconcileService(ctx, isvc); err != nil {
-		failures = append(failures, err)
+	for _, o := range p.After {
+		if err := r.syncObject(ctx, isvc, o); err != nil {
+			failures = append(failures, err)
+		}
 	}
-	if err := r.reconcileHPA(ctx, isvc); err != nil {
-		failures = append(failures, err)
+	for _, d := range p.Delete {
+		if err := r.deleteOwned(ctx, isvc, d.GVK, false); err != nil {
+			failures = append(failures, ownership.Fail(d.GVK.Kind, d.Key, ownership.StepApply, err))
+		}
 	}
-	gateway, err := r.reconcileGateway(ctx, isvc)
+	gateway, err := r.reconcileGateway(ctx, isvc, p)
 	if err != nil {
 		failures = append(failures, err)
 	}
 	status.ReportFailure(r.Recorder, isvc, isvc.Status.Conditions, isvc.Generation, failures)
 	r.reportUnreadable(isvc, deferred)
-	if err := r.reconcileStatus(ctx, isvc, live, failures, deferred, gateway.condition, modelMissing); err != nil {
+	if err := r.reconcileStatus(ctx, isvc, live, failures, deferred, gateway.condition, p); err != nil {
 		return ctrl.Result{}, err
 	}
 	res, err := r.refused.Result(req, failures)
@@ -159,17 +170,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return res, err
 }
 
-func (r *Reconciler) liveDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService) (*appsv1.Deployment, error) {
-	live := &appsv1.Deployment{}
-	if found, err := r.Applier.Get(ctx, r.Client, client.ObjectKeyFromObject(isvc), live); !found {
-		return nil, err
+// syncObject applies one object of the plan. A model-cache claim field that cannot change (its
+// storage class, a smaller size) is refused by the API server; the error then says what to do,
+// and becomes the Degraded condition without a retry loop.
+func (r *Reconciler) syncObject(ctx context.Context, isvc *inferencev1alpha1.InferenceService, o plan.Object) error {
+	err := o.Sync(ctx, r.Applier, r.Client, isvc)
+	if o.Kind == "PersistentVolumeClaim" && apierrors.IsInvalid(err) {
+		return fmt.Errorf("model cache claim %s: %w (a claim's storage class cannot change and its size can only grow where the storage class allows it: put spec.modelCache back as it was, or delete the claim so that the operator makes a new one and the model is downloaded again)", o.Key.Name, err)
 	}
-	return live, nil
+	return err
 }
 
 var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
 
-// replicas decides what the apply says about spec.replicas, and whether the apply must be guarded
+// replicasFor decides what the apply says about spec.replicas, and whether the apply must be guarded
 // by live's resourceVersion.
 //
 // Note: with autoscaling, the operator keeps the live value until another manager (the HPA, or
@@ -179,7 +193,7 @@ var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
 // The live value comes from the cache, which may lag behind an HPA's newer write: so the apply
 // that carries it is guarded by the resourceVersion it was read at, and a stale read fails with a
 // conflict (and is retried on a fresh read) instead of forcing an old replica count back.
-func (r *Reconciler) replicas(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) (*int32, bool, error) {
+func replicasFor(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, fieldManager string) (*int32, bool, error) {
 	as := isvc.Spec.Autoscaling
 	if as == nil {
 		return ptr.To(ptr.Deref(isvc.Spec.Replicas, 1)), false, nil
@@ -187,36 +201,35 @@ func (r *Reconciler) replicas(isvc *inferencev1alpha1.InferenceService, live *ap
 	if live == nil {
 		return ptr.To(ptr.Deref(as.MinReplicas, 1)), false, nil
 	}
-	others, err := ownership.OtherOwners(live, r.Applier.FieldManager, replicasPath)
+	others, err := ownership.OtherOwners(live, fieldManager, replicasPath)
 	if err != nil || len(others) > 0 {
 		return nil, false, err
 	}
 	return ptr.To(ptr.Deref(live.Spec.Replicas, ptr.Deref(as.MinReplicas, 1))), true, nil
 }
 
-// reconcileDeployment applies the Deployment when the owned fields differ, and then returns it as
-// the API server answered, so that the status of this reconcile describes the Deployment as it is
-// now, not as the cache had it before the write. It also returns the gate's decision when it held
-// the pod template back, and what failed.
+// reconcileDeployment applies the plan's Deployment when the owned fields differ, and then returns
+// it as the API server answered, so that the status of this reconcile describes the Deployment as
+// it is now, not as the cache had it before the write. It also returns the gate's decision when it
+// held the pod template back, and what failed.
 //
 // Note: a failure of the rollout gate (reading EndpointSlices, say) holds the pod template back as
 // a deferral would, and everything else of the Deployment is still applied.
-func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, model *inferencev1alpha1.Model) (*appsv1.Deployment, *rollout.Decision, []error) {
+func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, p *Plan) (*appsv1.Deployment, *rollout.Decision, []error) {
 	key := client.ObjectKeyFromObject(isvc)
 	fail := func(step ownership.Step, err error) []error {
 		return []error{ownership.Fail("Deployment", key, step, err)}
 	}
-	replicas, guard, err := r.replicas(isvc, live)
-	if err != nil {
-		return nil, nil, fail(ownership.StepExtract, err)
+	if live != nil && r.Applier.Migrator.Legacy.NeedsMigration(live, r.Applier.FieldManager) {
+		target, err := p.MigrationTarget(live)
+		if err != nil {
+			return nil, nil, fail(ownership.StepBuild, err)
+		}
+		if live, err = ownership.MigrateIfNeeded(ctx, r.Applier.Migrator, isvc, "InferenceService", live, target); err != nil {
+			return nil, nil, []error{err}
+		}
 	}
-	in := Inputs{
-		Model:                 model,
-		EmitScrapeAnnotations: r.EmitScrapeAnnotations,
-		Ready:                 live != nil && live.Status.ReadyReplicas > 0,
-		Replicas:              replicas,
-	}
-	desired, err := Deployment(isvc, in)
+	desired, err := p.Deployment(live, r.Applier.FieldManager)
 	if err != nil {
 		return nil, nil, fail(ownership.StepBuild, err)
 	}
@@ -224,28 +237,13 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, isvc *inferencev1a
 	var deferred *rollout.Decision
 	var failures []error
 	if live != nil {
-		if r.Applier.Migrator.Legacy.NeedsMigration(live, r.Applier.FieldManager) {
-			target, err := migrationTarget(isvc, in, live)
-			if err != nil {
-				return nil, nil, fail(ownership.StepBuild, err)
-			}
-			if live, err = ownership.MigrateIfNeeded(ctx, r.Applier.Migrator, isvc, "InferenceService", live, target); err != nil {
-				return nil, nil, []error{err}
-			}
-		}
 		extracted, err := appsv1ac.ExtractDeployment(live, r.Applier.FieldManager)
 		if err != nil {
 			return nil, nil, fail(ownership.StepExtract, err)
 		}
-		if desired, err = keepStartupProtection(isvc, in, desired, extracted); err != nil {
-			return nil, nil, fail(ownership.StepBuild, err)
-		}
 		if deferred, err = r.gate(ctx, isvc, desired, extracted); err != nil {
 			desired.Spec.Template = extracted.Spec.Template
 			failures = append(failures, ownership.Fail("Deployment", key, ownership.StepGate, err))
-		}
-		if guard {
-			desired.WithResourceVersion(live.ResourceVersion)
 		}
 		owned = extracted
 	}
@@ -351,31 +349,6 @@ func keepStartupProtection(isvc *inferencev1alpha1.InferenceService, in Inputs, 
 		return desired, err
 	}
 	return kept, nil
-}
-
-func (r *Reconciler) reconcileService(ctx context.Context, isvc *inferencev1alpha1.InferenceService) error {
-	return ownership.Sync(ctx, r.Applier, r.Client, isvc, client.ObjectKeyFromObject(isvc), &corev1.Service{}, corev1ac.ExtractService, Service(isvc))
-}
-
-// reconcileHPA applies the HPA with spec.autoscaling, and deletes the one it controls without.
-func (r *Reconciler) reconcileHPA(ctx context.Context, isvc *inferencev1alpha1.InferenceService) error {
-	key := client.ObjectKeyFromObject(isvc)
-	desired, err := HPA(isvc)
-	if err != nil {
-		return ownership.Fail("HorizontalPodAutoscaler", key, ownership.StepBuild, err)
-	}
-	if desired != nil {
-		return ownership.Sync(ctx, r.Applier, r.Client, isvc, key, &autoscalingv2.HorizontalPodAutoscaler{},
-			autoscalingv2ac.ExtractHorizontalPodAutoscaler, desired)
-	}
-	live := &autoscalingv2.HorizontalPodAutoscaler{}
-	if err := r.Client.Get(ctx, key, live); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if metav1.IsControlledBy(live, isvc) {
-		return client.IgnoreNotFound(r.Client.Delete(ctx, live, client.Preconditions{UID: &live.UID}))
-	}
-	return nil
 }
 
 // liveObject keeps a nil Deployment a nil interface.

@@ -9,10 +9,14 @@ package inferenceservice
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,6 +44,21 @@ const (
 // RolloutDeferred condition, which is left out (so removed) once the template lands. gateway is
 // the GatewayReady condition (see gatewayCondition), nil without spec.gateway.
 func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition) *acv1alpha1.InferenceServiceApplyConfiguration {
+	return statusOf(isvc, live, failures, deferred, gateway, "", "")
+}
+
+// StatusFor is Status for the plan p: when p is blocked (its Model is missing), Ready and
+// Progressing say why, the phase is Pending and no endpoint is published; ModelResolved is set
+// whenever spec.modelRef is.
+func StatusFor(p *Plan, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition) *acv1alpha1.InferenceServiceApplyConfiguration {
+	desired := statusOf(p.isvc, live, failures, deferred, gateway, p.Blocked, p.BlockedMessage)
+	if c := modelResolved(p.isvc, p.Blocked == ReasonModelNotFound); c != nil {
+		desired.Status.WithConditions(c)
+	}
+	return desired
+}
+
+func statusOf(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition, blocked, blockedMessage string) *acv1alpha1.InferenceServiceApplyConfiguration {
 	conds := append([]metav1.Condition(nil), isvc.Status.Conditions...)
 	gen := isvc.Generation
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
@@ -60,6 +79,9 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, f
 	var readyReplicas int32
 	wanted := wantedReplicas(isvc)
 	switch {
+	case blocked != "" && live == nil:
+		setReady(metav1.ConditionFalse, blocked, blockedMessage)
+		set(inferencev1alpha1.ConditionProgressing, metav1.ConditionFalse, blocked, blockedMessage)
 	case live == nil:
 		setReady(metav1.ConditionFalse, ReasonDeploymentAbsent, "the Deployment does not exist yet")
 		set(inferencev1alpha1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut, "creating the Deployment")
@@ -76,7 +98,11 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, f
 		} else {
 			setReady(metav1.ConditionFalse, ReasonUnavailable, "no replica of the runtime is available yet")
 		}
-		if progressing {
+		if blocked != "" {
+			// Nothing rolls out while the plan is blocked: the Deployment is left as it is.
+			progressing = false
+			set(inferencev1alpha1.ConditionProgressing, metav1.ConditionFalse, blocked, blockedMessage)
+		} else if progressing {
 			set(inferencev1alpha1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut, "the Deployment is rolling out")
 		} else {
 			set(inferencev1alpha1.ConditionProgressing, metav1.ConditionFalse, ReasonRolledOut, "the Deployment is rolled out")
@@ -107,16 +133,37 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, f
 
 	st := acv1alpha1.InferenceServiceStatus().
 		WithObservedGeneration(observed).
-		WithEndpoint(Endpoint(isvc)).
+		WithModel(ModelShort(isvc)).
+		WithSelector(labels.SelectorFromSet(SelectorLabels(isvc.Name)).String()).
 		WithPhase(phase).
 		WithReady(fmt.Sprintf("%d/%d", readyReplicas, wanted))
+	if blocked == "" || live != nil {
+		// Note: a blocked plan publishes no Service, so no endpoint either.
+		st.WithEndpoint(Endpoint(isvc))
+	}
 	// Note: zero is left out, as the typed extraction of the live status drops it (omitempty);
 	// sending it would make the owned and desired status differ forever.
 	if readyReplicas > 0 {
 		st.WithReadyReplicas(readyReplicas)
 	}
+	if live != nil && live.Status.Replicas > 0 {
+		st.WithReplicas(live.Status.Replicas)
+	}
 	st.WithConditions(status.ConditionsToApply(conds, owns)...)
 	return acv1alpha1.InferenceService(isvc.Name, isvc.Namespace).WithStatus(st)
+}
+
+// ModelShort is the MODEL column of kubectl get isvc: the Model spec.modelRef names, or the inline
+// source without its scheme (hf://org/repo/model.gguf is org/repo/model.gguf).
+func ModelShort(isvc *inferencev1alpha1.InferenceService) string {
+	if isvc.Spec.ModelRef != "" {
+		return isvc.Spec.ModelRef
+	}
+	src := isvc.Spec.Model.Source
+	if _, rest, ok := strings.Cut(src, "://"); ok {
+		return rest
+	}
+	return src
 }
 
 // wantedReplicas is the number of runtime pods the operator asks for before the Deployment
@@ -142,10 +189,9 @@ func owns(t string) bool {
 
 // reconcileStatus applies the status when the owned status differs from the wanted one, and not
 // again while the cache lags behind this process's last write of it (status.Writes).
-func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition, modelMissing bool) error {
+func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition, p *Plan) error {
 	key := client.ObjectKeyFromObject(isvc)
-	desired := Status(isvc, live, failures, deferred, gateway)
-	withModelStatus(desired, isvc, modelMissing, live != nil)
+	desired := StatusFor(p, live, failures, deferred, gateway)
 	pending, fp, err := r.statusWrites.Pending(key, isvc.ResourceVersion, desired)
 	if err != nil || pending {
 		return err
@@ -159,6 +205,32 @@ func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha
 	// write changed nothing.
 	if sent && err == nil && desired.ResourceVersion != nil && *desired.ResourceVersion != isvc.ResourceVersion {
 		r.statusWrites.Record(key, isvc.ResourceVersion, fp)
+		r.reportTransitions(isvc, live)
 	}
 	return err
+}
+
+// Reasons of the Normal Events on an InferenceService's key transitions.
+const (
+	EventReady  = "Ready"
+	EventScaled = "Scaled"
+)
+
+// reportTransitions records a Normal Event when the status just written moves the InferenceService
+// to Ready, or changes the number of runtime pods wanted (kubectl scale, an autoscaler, a spec
+// change): the story kubectl describe tells.
+func (r *Reconciler) reportTransitions(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) {
+	if r.Recorder == nil || live == nil {
+		return
+	}
+	wasReady := meta.IsStatusConditionTrue(isvc.Status.Conditions, inferencev1alpha1.ConditionReady)
+	if !wasReady && live.Status.AvailableReplicas > 0 {
+		r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, EventReady, "Reconcile",
+			"the runtime serves: %d of %d pods ready; endpoint %s", live.Status.ReadyReplicas, ptr.Deref(live.Spec.Replicas, 1), Endpoint(isvc))
+	}
+	if _, was, ok := strings.Cut(isvc.Status.Ready, "/"); ok {
+		if now := strconv.Itoa(int(ptr.Deref(live.Spec.Replicas, 1))); was != now {
+			r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, EventScaled, "Reconcile", "runtime pods wanted: %s, was %s", now, was)
+		}
+	}
 }

@@ -10,7 +10,6 @@ package modelrouter
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -20,8 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
-	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -160,101 +157,53 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // garbage collection removes what it owns
 	}
 
-	found, err := r.lookup(ctx, router)
+	obs, err := Observe(ctx, r.Applier.Through(r.Client), router)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	res := Resolve(router, found)
-	data, err := ConfigData(router, res)
+	p, err := PlanFor(obs, Flags{EmitScrapeAnnotations: r.EmitScrapeAnnotations, Image: r.Image})
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
-	live := &appsv1.Deployment{}
-	switch found, err := r.Applier.Get(ctx, r.Client, key, live); {
-	case err != nil:
-		return ctrl.Result{}, ownership.Fail("Deployment", key, ownership.StepRead, err)
-	case !found:
-		live = nil
-	}
+	live := obs.Deployment
 
 	// Each object converges on its own: a failure of one is reported and never stops the others.
 	var failures []error
-	if err := r.reconcileAccess(ctx, router); err != nil {
-		failures = append(failures, err)
+	for _, o := range p.Access {
+		if err := o.Sync(ctx, r.Applier, r.Client, router); err != nil {
+			failures = append(failures, err)
+		}
 	}
-	in := Inputs{EmitScrapeAnnotations: r.EmitScrapeAnnotations, ConfigHash: ConfigHash(data), Resolutions: res, Image: r.Image}
-	if err := r.reconcileConfigMap(ctx, router, data); err != nil {
+	landed := p.Inputs().ConfigHash
+	if err := p.ConfigMap.Sync(ctx, r.Applier, r.Client, router); err != nil {
 		failures = append(failures, err)
-		in.ConfigHash = "" // the document did not land: keep the hash of the one that did
+		landed = "" // the document did not land: keep the hash of the one that did
 	}
-	applied, err := r.reconcileDeployment(ctx, router, live, in)
+	applied, err := r.reconcileDeployment(ctx, router, live, p, landed)
 	if err != nil {
 		failures = append(failures, err)
 	} else if applied != nil {
 		live = applied
 	}
-	if err := r.reconcileService(ctx, router); err != nil {
+	if err := p.Service.Sync(ctx, r.Applier, r.Client, router); err != nil {
 		failures = append(failures, err)
 	}
 	status.ReportFailure(r.Recorder, router, router.Status.Conditions, router.Generation, failures)
-	if err := r.reconcileStatus(ctx, router, live, res, failures); err != nil {
+	if err := r.reconcileStatus(ctx, router, live, p.Resolutions, failures); err != nil {
 		return ctrl.Result{}, err
 	}
 	return r.refused.Result(req, failures)
 }
 
-// lookup reads the referenced InferenceServices and the metadata of the referenced Secrets from
-// the cache.
-func (r *Reconciler) lookup(ctx context.Context, router *inferencev1alpha1.ModelRouter) (Lookup, error) {
-	found := Lookup{InferenceServices: map[string]*inferencev1alpha1.InferenceService{}, Secrets: map[string]bool{}}
-	for _, b := range router.Spec.Backends {
-		switch {
-		case b.InferenceServiceRef != nil:
-			isvc := &inferencev1alpha1.InferenceService{}
-			err := r.Client.Get(ctx, types.NamespacedName{Namespace: router.Namespace, Name: b.InferenceServiceRef.Name}, isvc)
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			if err != nil {
-				return found, err
-			}
-			found.InferenceServices[isvc.Name] = isvc
-		case b.External != nil && b.External.CredentialsSecretRef != nil:
-			secret := &metav1.PartialObjectMetadata{}
-			secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-			name := b.External.CredentialsSecretRef.Name
-			err := r.Client.Get(ctx, types.NamespacedName{Namespace: router.Namespace, Name: name}, secret)
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			if err != nil {
-				return found, err
-			}
-			found.Secrets[name] = true
-		}
-	}
-	return found, nil
-}
-
-func (r *Reconciler) reconcileConfigMap(ctx context.Context, router *inferencev1alpha1.ModelRouter, data map[string]string) error {
-	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
-	return ownership.Sync(ctx, r.Applier, r.Client, router, key, &corev1.ConfigMap{}, corev1ac.ExtractConfigMap, ConfigMap(router, data))
-}
-
 // reconcileDeployment applies the proxy Deployment when the owned fields differ, and returns it as
 // the API server answered (live when nothing was sent).
 //
-// Note: in.ConfigHash empty means the routing document did not land (its ConfigMap apply failed):
-// the template then keeps the hash it carries, the one of the document that did land, so the
-// pods do not roll onto a configuration they would not find; they roll once it lands.
-func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, in Inputs) (*appsv1.Deployment, error) {
+// Note: landed empty means the routing document did not land (its ConfigMap apply failed): the
+// template then keeps the hash it carries, the one of the document that did land, so the pods do
+// not roll onto a configuration they would not find; they roll once it lands.
+func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, p *Plan, landed string) (*appsv1.Deployment, error) {
 	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
-	landed := in.ConfigHash
-	if in.ConfigHash == "" {
-		in.ConfigHash = "pending" // only the annotation's key matters to the migration
-	}
-	desired := Deployment(router, in)
+	desired := p.Deployment("")
 	c := ownership.Change{Owner: router, Desired: desired}
 	if live != nil {
 		var err error
@@ -275,8 +224,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev
 		// roll onto it when it lands.
 		landed = "none"
 	}
-	in.ConfigHash = landed
-	c.Desired = Deployment(router, in)
+	c.Desired = p.Deployment(landed)
 	if err := r.Applier.ApplyChange(ctx, c); err != nil {
 		return nil, err
 	}
@@ -292,19 +240,4 @@ func ownedConfigHash(owned *appsv1ac.DeploymentApplyConfiguration) string {
 		return ""
 	}
 	return owned.Spec.Template.Annotations[AnnotationConfigHash]
-}
-
-func (r *Reconciler) reconcileService(ctx context.Context, router *inferencev1alpha1.ModelRouter) error {
-	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
-	return ownership.Sync(ctx, r.Applier, r.Client, router, key, &corev1.Service{}, corev1ac.ExtractService, Service(router))
-}
-
-// reconcileAccess applies the proxy's ServiceAccount, Role and RoleBinding (access.go).
-func (r *Reconciler) reconcileAccess(ctx context.Context, router *inferencev1alpha1.ModelRouter) error {
-	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
-	return errors.Join(
-		ownership.Sync(ctx, r.Applier, r.Client, router, key, &corev1.ServiceAccount{}, corev1ac.ExtractServiceAccount, ServiceAccount(router)),
-		ownership.Sync(ctx, r.Applier, r.Client, router, key, &rbacv1.Role{}, rbacv1ac.ExtractRole, Role(router)),
-		ownership.Sync(ctx, r.Applier, r.Client, router, key, &rbacv1.RoleBinding{}, rbacv1ac.ExtractRoleBinding, RoleBinding(router)),
-	)
 }

@@ -161,3 +161,22 @@ func MarkManaged(desired any) {
 	}
 	m.Labels[LabelManagedBy] = ManagedBy
 }
+
+// Through is reader (the cache) read past on a miss as Get does: the reader a plan's Observe
+// gets in the reconciler, so that the plan sees the objects the label-restricted caches leave out.
+func (a Applier) Through(reader client.Reader) client.Reader {
+	return throughReader{Reader: reader, a: a}
+}
+
+type throughReader struct {
+	client.Reader
+	a Applier
+}
+
+func (t throughReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	err := t.Reader.Get(ctx, key, obj, opts...)
+	if apierrors.IsNotFound(err) && t.a.Reader != nil {
+		err = t.a.Reader.Get(ctx, key, obj, opts...)
+	}
+	return err
+}

@@ -81,9 +81,6 @@ var _ = Describe("Admission", func() {
 		Entry("prefixed label keys and empty values", "InferenceService", isvcSpec(func(s map[string]any) {
 			s["podLabels"] = map[string]any{"example.com/team": "a", "tier": ""}
 		})),
-		Entry("operator label keys other than the selector's", "InferenceService", isvcSpec(func(s map[string]any) {
-			s["podLabels"] = map[string]any{"inference.llmkube.dev/runtime": "x"}
-		})),
 		Entry("minReplicas equal to maxReplicas", "InferenceService", isvcSpec(func(s map[string]any) {
 			s["autoscaling"] = map[string]any{"minReplicas": 2, "maxReplicas": 2}
 		})),
@@ -123,7 +120,15 @@ var _ = Describe("Admission", func() {
 			s["podLabels"] = map[string]any{"team": "a234567890123456789012345678901234567890123456789012345678901234"}
 		}), "spec.podLabels.team: Too long: may not be more than 63 bytes"),
 		Entry("a label value with a slash", "InferenceService", isvcSpec(func(s map[string]any) { s["podLabels"] = map[string]any{"team": "a/b"} }),
-			"spec.podLabels.team in body should"),
+			"a label value holds only letters, digits, -, _ and . (no spaces), at most 63 characters, starting and ending with a letter or digit, such as team-a or v1.2; got: a/b"),
+		Entry("an operator label key, silently dropped before", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["podLabels"] = map[string]any{"inference.llmkube.dev/runtime": "x"}
+		}), "spec.podLabels must not set inference.llmkube.dev/runtime: keys under inference.llmkube.dev/ are the operator's own, and it would overwrite yours; use a prefix of your own, such as example.com/team"),
+		Entry("memory 16GB", "InferenceService", isvcSpec(func(s map[string]any) { s["resources"] = map[string]any{"memory": "16GB"} }),
+			"spec.resources.memory 16GB is not a quantity: write a number and a unit, Ki, Mi, Gi or Ti (powers of 1024) or k, M, G or T (powers of 1000), such as 16Gi"),
+		Entry("an operator label key on the proxy", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["proxy"] = map[string]any{"podLabels": map[string]any{"inference.llmkube.dev/runtime": "x"}}
+		}), "spec.proxy.podLabels must not set inference.llmkube.dev/runtime: keys under inference.llmkube.dev/"),
 		Entry("the reserved label app", "InferenceService", isvcSpec(func(s map[string]any) { s["podLabels"] = map[string]any{"app": "x"} }),
 			"spec.podLabels must not set app: the operator reserves it"),
 		Entry("the reserved label inference.llmkube.dev/service", "InferenceService", isvcSpec(func(s map[string]any) {
@@ -158,7 +163,7 @@ var _ = Describe("Admission", func() {
 			s["autoscaling"] = map[string]any{"minReplicas": 0, "maxReplicas": 2}
 		}), "spec.autoscaling.minReplicas in body should be greater than or equal to 1"),
 		Entry("a label value with a space", "InferenceService", isvcSpec(func(s map[string]any) { s["podLabels"] = map[string]any{"team": "a b"} }),
-			"spec.podLabels.team in body should"),
+			"a label value holds only letters, digits, -, _ and . (no spaces), at most 63 characters, starting and ending with a letter or digit, such as team-a or v1.2; got: a b"),
 		Entry("a label key name over 63 characters", "InferenceService", isvcSpec(func(s map[string]any) {
 			s["podLabels"] = map[string]any{"example.com/a234567890123456789012345678901234567890123456789012345678901234": "v"}
 		}), "spec.podLabels has an invalid label key: example.com/a234567890123456789012345678901234567890123456789012345678901234"),

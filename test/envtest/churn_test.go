@@ -54,7 +54,8 @@ func envInt(name string, def int64) int64 {
 }
 
 var (
-	churnLabelKeys = []string{"team", "tier", "env", "example.com/owner", inferenceservice.LabelRuntime}
+	// Operator keys (inference.llmkube.dev/...) are refused at admission, so the churn never sets one.
+	churnLabelKeys = []string{"team", "tier", "env", "example.com/owner"}
 	churnAnnKeys   = []string{"example.com/a", "example.com/b", "example.com/c", inferenceservice.AnnotationDoNotDisrupt}
 	churnValues    = []string{"a", "b", "c", "gold", "false"}
 	churnRuntimes  = []inferencev1alpha1.Runtime{inferencev1alpha1.RuntimeLlamaCPP, inferencev1alpha1.RuntimeVLLM,

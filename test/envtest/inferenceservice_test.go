@@ -185,8 +185,12 @@ var _ = Describe("InferenceService reconciler", func() {
 
 	It("lets operator labels win and user annotations win, and hands an override back (rules 4 and 5)", func() {
 		startOperator(ns, controllers.Config{})
+		By("an operator label key is refused at admission, not silently dropped")
+		refused := &inferencev1alpha1.InferenceService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "prec"},
+			Spec: inferencev1alpha1.InferenceServiceSpec{Model: inferencev1alpha1.ModelSpec{Source: "hf://org/repo/model.gguf"},
+				PodLabels: map[string]inferencev1alpha1.LabelValue{"inference.llmkube.dev/runtime": "mine"}}}
+		Expect(k8sClient.Create(suiteCtx, refused)).To(MatchError(ContainSubstring("spec.podLabels must not set inference.llmkube.dev/runtime")))
 		newISVC(ns, "prec", func(i *inferencev1alpha1.InferenceService) {
-			i.Spec.PodLabels = map[string]inferencev1alpha1.LabelValue{"inference.llmkube.dev/runtime": "mine"}
 			i.Spec.PodAnnotations = map[string]string{"karpenter.sh/do-not-disrupt": "false"}
 		})
 		eventuallyDeployment(ns, "prec", func(g Gomega, d *appsv1.Deployment) {

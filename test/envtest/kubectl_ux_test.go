@@ -15,11 +15,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
+	"github.com/llmkube/operator/controllers/inferenceservice"
 )
 
 // What a user sees with kubectl: every printer column filled, and field docs that read as a
@@ -49,6 +51,7 @@ var _ = Describe("What kubectl shows", func() {
 		Expect(isvc).To(HaveKeyWithValue("NAME", "llama"))
 		Expect(isvc).To(HaveKeyWithValue("READY", "0/1"), "no pod runs in the test cluster: 0 of 1 ready, as a Deployment shows it")
 		Expect(isvc).To(HaveKeyWithValue("GATEWAY", "Unknown"), "no Gateway controller has answered yet")
+		Expect(isvc).To(HaveKeyWithValue("MODEL", "org/repo/model.gguf"), "the inline source without its scheme")
 		router := getWide(ns, "mr")
 		Expect(router).To(HaveKeyWithValue("NAME", "router"))
 		Expect(router).To(HaveKeyWithValue("BACKENDS", "2/3"), "cloud and local resolve, gone names a missing InferenceService")
@@ -56,6 +59,48 @@ var _ = Describe("What kubectl shows", func() {
 		By("a replica count change shows in READY's desired count")
 		editISVC(ns, "llama", func(o *inferencev1alpha1.InferenceService) { o.Spec.Replicas = ptr.To[int32](3) })
 		Eventually(func() map[string]string { return getWide(ns, "isvc") }).Should(HaveKeyWithValue("READY", "0/3"))
+	})
+
+	It("scales an InferenceService with kubectl scale, through the scale subresource an HPA may target too", func() {
+		ns := newNamespace()
+		startOperator(ns, controllers.Config{})
+		newISVC(ns, "llama", nil)
+		eventuallyDeployment(ns, "llama", func(Gomega, *appsv1.Deployment) {})
+
+		_, err := kubectl("", "scale", "isvc", "llama", "-n", ns, "--replicas=3")
+		Expect(err).NotTo(HaveOccurred())
+		eventuallyDeployment(ns, "llama", func(g Gomega, d *appsv1.Deployment) {
+			g.Expect(d.Spec.Replicas).To(HaveValue(Equal(int32(3))))
+		})
+		Eventually(func(g Gomega) {
+			out, err := kubectl("", "get", "isvc", "llama", "-n", ns, "--subresource=scale", "-o", "jsonpath={.spec.replicas} {.status.selector}")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(out).To(Equal("3 app=llama,inference.llmkube.dev/service=llama"))
+		}).Should(Succeed())
+		Eventually(func() []string { return eventNotes(ns, "llama", inferenceservice.EventScaled) }).
+			Should(ContainElement(ContainSubstring("runtime pods wanted: 3, was 1")))
+	})
+
+	It("kubectl llmkube diff exits like kubectl diff: 0 nothing to do, 1 something would change, 2 on an error", func() {
+		ns := newNamespace()
+		op := startOperator(ns, controllers.Config{})
+		newISVC(ns, "llama", nil)
+		eventuallyDeployment(ns, "llama", func(Gomega, *appsv1.Deployment) {})
+		settle(isvcController, reconciles(isvcController), 0)
+		op.stop()
+
+		_, _, code := llmkube("diff", "isvc", "llama", "-n", ns)
+		Expect(code).To(Equal(0))
+		editISVC(ns, "llama", func(i *inferencev1alpha1.InferenceService) { i.Spec.Replicas = ptr.To[int32](2) })
+		out, _, code := llmkube("diff", "isvc/llama", "-n", ns, "-o", "name")
+		Expect(code).To(Equal(1))
+		Expect(out).To(Equal("deployment.apps/llama\n"))
+		_, stderr, code := llmkube("diff", "isvc/nope", "-n", ns)
+		Expect(code).To(Equal(2))
+		Expect(stderr).To(ContainSubstring(`no InferenceService "nope"`))
+		_, stderr, code = llmkube("diff", "isvc/llama", "-n", ns, "-o", "wide")
+		Expect(code).To(Equal(2), "-o wide is refused, never ignored")
+		Expect(stderr).To(ContainSubstring("-o wide"))
 	})
 
 	for _, kind := range []struct {

@@ -30,6 +30,12 @@ type InferenceServiceStatusApplyConfiguration struct {
 	Endpoint *string `json:"endpoint,omitempty"`
 	// phase is a one-word summary of the conditions: Pending, Progressing, Ready or Degraded.
 	Phase *apiv1alpha1.Phase `json:"phase,omitempty"`
+	// model is what the runtime serves, in short: the Model spec.modelRef names, or the inline spec.model.source without its scheme, such as org/repo/model.gguf.
+	Model *string `json:"model,omitempty"`
+	// replicas is the number of runtime pods, as the scale subresource reports it (kubectl scale, and a HorizontalPodAutoscaler that targets the InferenceService).
+	Replicas *int32 `json:"replicas,omitempty"`
+	// selector is the label selector of the runtime pods, in the string form the scale subresource reports, such as app=name,inference.llmkube.dev/service=name.
+	Selector *string `json:"selector,omitempty"`
 }
 
 // InferenceServiceStatusApplyConfiguration constructs a declarative configuration of the InferenceServiceStatus type for use with
@@ -88,5 +94,29 @@ func (b *InferenceServiceStatusApplyConfiguration) WithEndpoint(value string) *I
 // If called multiple times, the Phase field is set to the value of the last call.
 func (b *InferenceServiceStatusApplyConfiguration) WithPhase(value apiv1alpha1.Phase) *InferenceServiceStatusApplyConfiguration {
 	b.Phase = &value
+	return b
+}
+
+// WithModel sets the Model field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Model field is set to the value of the last call.
+func (b *InferenceServiceStatusApplyConfiguration) WithModel(value string) *InferenceServiceStatusApplyConfiguration {
+	b.Model = &value
+	return b
+}
+
+// WithReplicas sets the Replicas field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Replicas field is set to the value of the last call.
+func (b *InferenceServiceStatusApplyConfiguration) WithReplicas(value int32) *InferenceServiceStatusApplyConfiguration {
+	b.Replicas = &value
+	return b
+}
+
+// WithSelector sets the Selector field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Selector field is set to the value of the last call.
+func (b *InferenceServiceStatusApplyConfiguration) WithSelector(value string) *InferenceServiceStatusApplyConfiguration {
+	b.Selector = &value
 	return b
 }

@@ -13,7 +13,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"reflect"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -22,19 +24,19 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/controllers/modelrouter"
 )
 
-// Scheme knows the built-in kinds and the operator's.
+// Scheme knows every kind the operator reads or writes, as the operator's does.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(s)
-	_ = inferencev1alpha1.AddToScheme(s)
+	_ = controllers.AddToScheme(s)
 	return s
 }
 
@@ -179,4 +181,166 @@ func (c *Client) LiveOf(ctx context.Context, ac runtime.ApplyConfiguration) (run
 		return nil, "", Explain(err, "reading "+u.GetKind(), u.GetName(), u.GetNamespace())
 	}
 	return live, u.GetKind(), nil
+}
+
+// Short is the object as typed: isvc/NAME or mr/NAME.
+func (o *Objects) Short() string {
+	if o.Router != nil {
+		return "mr/" + o.Router.Name
+	}
+	return "isvc/" + o.ISVC.Name
+}
+
+// Namespace is the object's namespace.
+func (o *Objects) Namespace() string { return o.Object().GetNamespace() }
+
+// Object is the InferenceService or the ModelRouter.
+func (o *Objects) Object() client.Object {
+	if o.Router != nil {
+		return o.Router
+	}
+	return o.ISVC
+}
+
+// ParseTargets reads TYPE/NAME... or TYPE NAME... (kubectl's two forms).
+func ParseTargets(args []string) ([]Target, error) {
+	if len(args) > 0 && !strings.Contains(args[0], "/") {
+		if len(args) == 1 {
+			return nil, fmt.Errorf("%q: name an object as TYPE/NAME or TYPE NAME (isvc or mr)", args[0])
+		}
+		var out []Target
+		for _, name := range args[1:] {
+			t, err := ParseTarget(args[0] + "/" + name)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		}
+		return out, nil
+	}
+	out := make([]Target, 0, len(args))
+	for _, a := range args {
+		t, err := ParseTarget(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// Read reads each target of ns and its Deployment.
+func (c *Client) Read(ctx context.Context, ns string, ts []Target) ([]*Objects, error) {
+	out := make([]*Objects, 0, len(ts))
+	for _, t := range ts {
+		o, err := c.Target(ctx, ns, t)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// Owners reads every InferenceService and ModelRouter of ns (every namespace when empty), each
+// with its Deployment, in namespace and name order.
+func (c *Client) Owners(ctx context.Context, ns string) ([]*Objects, error) {
+	isvcs := &inferencev1alpha1.InferenceServiceList{}
+	if err := c.List(ctx, isvcs, client.InNamespace(ns)); err != nil {
+		return nil, Explain(err, "listing InferenceService", "", ns)
+	}
+	routers := &inferencev1alpha1.ModelRouterList{}
+	if err := c.List(ctx, routers, client.InNamespace(ns)); err != nil {
+		return nil, Explain(err, "listing ModelRouter", "", ns)
+	}
+	var out []*Objects
+	for i := range isvcs.Items {
+		out = append(out, &Objects{ISVC: &isvcs.Items[i]})
+	}
+	for i := range routers.Items {
+		out = append(out, &Objects{Router: &routers.Items[i]})
+	}
+	for _, o := range out {
+		if err := c.readDeployment(ctx, o); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (c *Client) readDeployment(ctx context.Context, o *Objects) error {
+	d := &appsv1.Deployment{}
+	switch err := c.Client.Get(ctx, types.NamespacedName{Namespace: o.Namespace(), Name: o.DeploymentName()}, d); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return Explain(err, "reading Deployment", o.DeploymentName(), o.Namespace())
+	default:
+		o.Deployment = d
+	}
+	return nil
+}
+
+// Decode reads the InferenceServices and ModelRouters of a manifest (YAML or JSON, documents
+// separated by ---), in ns unless they name a namespace, and each one's live Deployment. Other
+// kinds are refused: the plugin previews only what the operator applies for.
+func (c *Client) Decode(ctx context.Context, r io.Reader, ns string) ([]*Objects, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
+	var out []*Objects
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return nil, fmt.Errorf("reading the manifest: %w", err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if u.GetNamespace() == "" {
+			u.SetNamespace(ns)
+		}
+		o := &Objects{}
+		var obj client.Object
+		switch gvk := u.GroupVersionKind(); {
+		case gvk.Group == inferencev1alpha1.GroupVersion.Group && gvk.Kind == "InferenceService":
+			o.ISVC = &inferencev1alpha1.InferenceService{}
+			obj = o.ISVC
+		case gvk.Group == inferencev1alpha1.GroupVersion.Group && gvk.Kind == "ModelRouter":
+			o.Router = &inferencev1alpha1.ModelRouter{}
+			obj = o.Router
+		default:
+			return nil, fmt.Errorf("the manifest has a %s %s: diff -f previews InferenceServices and ModelRouters", gvk.Kind, u.GetName())
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
+			return nil, fmt.Errorf("reading %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+		// The object as the API server would store it: defaults filled in by a dry-run create or
+		// update, so the plan sees what the operator will see.
+		if err := c.defaulted(ctx, obj); err != nil {
+			return nil, err
+		}
+		if err := c.readDeployment(ctx, o); err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// defaulted fills obj with what admission and defaulting make of it: a server-side dry-run apply
+// (nothing is written), whose answer carries the live object's uid and generation when it exists.
+func (c *Client) defaulted(ctx context.Context, obj client.Object) error {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return err
+	}
+	uo := &unstructured.Unstructured{Object: u}
+	uo.SetGroupVersionKind(inferencev1alpha1.GroupVersion.WithKind(reflect.TypeOf(obj).Elem().Name()))
+	unstructured.RemoveNestedField(uo.Object, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(uo.Object, "status")
+	if err := c.Client.Patch(ctx, uo, client.Apply, client.FieldOwner("kubectl-llmkube-diff"), client.ForceOwnership, client.DryRunAll); err != nil {
+		return fmt.Errorf("the API server refuses %s %s: %w", uo.GetKind(), uo.GetName(), err)
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(uo.Object, obj)
 }

@@ -4,109 +4,125 @@ Copyright 2026 The LLMKube Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package desired computes what the operator would apply for an InferenceService or a
-// ModelRouter as the cluster is now, with the reconcilers' own builders and inputs.
+// Package desired is what the operator would apply for an InferenceService or a ModelRouter as the
+// cluster is now: the kinds' own Observe and PlanFor (the functions the reconcilers call), read
+// through the plugin's API client instead of the operator's cache. It adds nothing of its own.
 package desired
 
 import (
 	"context"
-	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/modelrouter"
+	"github.com/llmkube/operator/controllers/plan"
 )
 
 // Options are the operator's flags that shape what it applies.
 type Options struct {
 	FieldManager          string
 	EmitScrapeAnnotations bool
+	RouterProxyImage      string
 }
 
-// Set is what the operator applies for one InferenceService or ModelRouter.
+// Set is the plan of one InferenceService or ModelRouter, in the shape the plugin's commands use.
 type Set struct {
 	// Owner is isvc/NAME or mr/NAME.
 	Owner string
+	// Blocked is why the plan has no Deployment (ModelNotFound), with BlockedMessage; "" otherwise.
+	Blocked, BlockedMessage string
 	// Deployment is what the reconciler hands the migration of the live Deployment (what it
-	// applies when there is none).
+	// applies when there is none); nil when Blocked.
 	Deployment *appsv1ac.DeploymentApplyConfiguration
 	// Apply is the Deployment the reconciler applies when live (nil: absent) is the Deployment
 	// then, e.g. right after the migration.
 	Apply func(live *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error)
-	// Others are the other objects it applies (Service, HPA, ConfigMap), in apply order.
-	Others []runtime.ApplyConfiguration
-	// deploymentAt is where the Deployment comes among Others in the reconciler's order.
-	deploymentAt int
+	// Before and After are the objects applied before and after the Deployment.
+	Before, After []plan.Object
+	// Delete are the objects deleted when the owner controls them.
+	Delete []plan.Deletion
 	// SpecLabels and SpecAnnotations are the spec's pod labels and annotations.
 	SpecLabels, SpecAnnotations map[string]string
 }
 
-// ForInferenceService is what the reconciler applies for isvc when live is its Deployment.
-func ForInferenceService(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, o Options) (*Set, error) {
-	in, err := inferenceservice.PreviewInputs(isvc, live, o.FieldManager, o.EmitScrapeAnnotations)
+// ForInferenceService reads what the plan of isvc depends on through c (and, for spec.gateway,
+// which kinds the API server serves through mapper), and plans it.
+func ForInferenceService(ctx context.Context, c client.Reader, mapper meta.RESTMapper, isvc *inferencev1alpha1.InferenceService, o Options) (*Set, error) {
+	obs, err := inferenceservice.Observe(ctx, c, isvc)
 	if err != nil {
-		return nil, fmt.Errorf("Deployment %s: %w", isvc.Name, err)
+		return nil, err
 	}
-	d, err := inferenceservice.Deployment(isvc, in)
-	if live != nil {
-		d, err = inferenceservice.PreviewMigrationTarget(isvc, in, live)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("Deployment %s: %w", isvc.Name, err)
-	}
-	s := &Set{
-		Owner:      "isvc/" + isvc.Name,
-		Deployment: d,
-		Apply: func(migrated *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
-			fresh, err := inferenceservice.Deployment(isvc, in)
-			if err != nil {
+	if isvc.Spec.Gateway != nil && mapper != nil {
+		for _, gvk := range []schema.GroupVersionKind{inferenceservice.InferencePoolKind, inferenceservice.HTTPRouteKind} {
+			if _, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); meta.IsNoMatchError(err) {
+				obs.GatewayCRDsMissing = append(obs.GatewayCRDsMissing, gvk)
+			} else if err != nil {
 				return nil, err
 			}
-			return inferenceservice.PreviewApply(isvc, in, fresh, migrated, o.FieldManager)
-		},
-		Others:          []runtime.ApplyConfiguration{inferenceservice.Service(isvc)},
+		}
+	}
+	return FromObserved(obs, o)
+}
+
+// FromObserved is the plan of what was observed.
+func FromObserved(obs *inferenceservice.Observed, o Options) (*Set, error) {
+	isvc := obs.ISVC
+	p, err := inferenceservice.PlanFor(obs, inferenceservice.Flags{FieldManager: o.FieldManager, EmitScrapeAnnotations: o.EmitScrapeAnnotations})
+	if err != nil {
+		return nil, err
+	}
+	s := &Set{
+		Owner:   "isvc/" + isvc.Name,
+		Blocked: p.Blocked, BlockedMessage: p.BlockedMessage,
+		Before:          p.Before,
+		After:           append(append([]plan.Object(nil), p.After...), p.Gateway...),
+		Delete:          p.Delete,
 		SpecLabels:      map[string]string{},
 		SpecAnnotations: isvc.Spec.PodAnnotations,
 	}
 	for k, v := range isvc.Spec.PodLabels {
 		s.SpecLabels[k] = string(v)
 	}
-	hpa, err := inferenceservice.HPA(isvc)
-	if err != nil {
-		return nil, fmt.Errorf("HorizontalPodAutoscaler %s: %w", isvc.Name, err)
-	}
-	if hpa != nil {
-		s.Others = append(s.Others, hpa)
+	if p.HasDeployment() {
+		s.Deployment, err = p.Deployment(nil, o.FieldManager)
+		if obs.Deployment != nil && err == nil {
+			s.Deployment, err = p.MigrationTarget(obs.Deployment)
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.Apply = func(live *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
+			return p.Deployment(live, o.FieldManager)
+		}
 	}
 	return s, nil
 }
 
-// ForModelRouter is what the reconciler applies for router; it reads the router's references
-// through c.
-func ForModelRouter(ctx context.Context, c client.Client, router *inferencev1alpha1.ModelRouter, o Options) (*Set, error) {
-	p, err := modelrouter.PreviewDesired(ctx, c, router, o.EmitScrapeAnnotations)
+// ForModelRouter reads what the plan of router depends on through c, and plans it.
+func ForModelRouter(ctx context.Context, c client.Reader, router *inferencev1alpha1.ModelRouter, o Options) (*Set, error) {
+	obs, err := modelrouter.Observe(ctx, c, router)
+	if err != nil {
+		return nil, err
+	}
+	p, err := modelrouter.PlanFor(obs, modelrouter.Flags{EmitScrapeAnnotations: o.EmitScrapeAnnotations, Image: o.RouterProxyImage})
 	if err != nil {
 		return nil, err
 	}
 	s := &Set{
 		Owner:      "mr/" + router.Name,
-		Deployment: p.Deployment,
-		// The router's Deployment depends on nothing live; a fresh one per call, because an apply
-		// decodes the server's answer into the configuration it sent.
+		Deployment: p.Deployment(""),
 		Apply: func(*appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
-			again, err := modelrouter.PreviewDesired(ctx, c, router, o.EmitScrapeAnnotations)
-			if err != nil {
-				return nil, err
-			}
-			return again.Deployment, nil
+			return p.Deployment(""), nil
 		},
-		Others:          []runtime.ApplyConfiguration{p.ConfigMap, p.Service},
-		deploymentAt:    1, // after the ConfigMap, whose hash it carries
+		Before:          append(append([]plan.Object(nil), p.Access...), p.ConfigMap),
+		After:           []plan.Object{p.Service},
 		SpecLabels:      map[string]string{},
 		SpecAnnotations: map[string]string{},
 	}
@@ -119,11 +135,21 @@ func ForModelRouter(ctx context.Context, c client.Client, router *inferencev1alp
 	return s, nil
 }
 
-// InOrder is every object of the set in the order the reconciler applies them, with deployment as
-// the Deployment.
-func (s *Set) InOrder(deployment runtime.ApplyConfiguration) []runtime.ApplyConfiguration {
-	out := make([]runtime.ApplyConfiguration, 0, len(s.Others)+1)
-	out = append(out, s.Others[:s.deploymentAt]...)
-	out = append(out, deployment)
-	return append(out, s.Others[s.deploymentAt:]...)
+// Others are the objects other than the Deployment, in apply order.
+func (s *Set) Others() []runtime.ApplyConfiguration {
+	var out []runtime.ApplyConfiguration
+	for _, o := range append(append([]plan.Object(nil), s.Before...), s.After...) {
+		out = append(out, o.Desired)
+	}
+	return out
+}
+
+// InOrder is every object of the set in the order the reconciler applies them, with deployment
+// (nil when the plan has none) as the Deployment.
+func (s *Set) InOrder(deployment *appsv1ac.DeploymentApplyConfiguration) []plan.Object {
+	out := append([]plan.Object(nil), s.Before...)
+	if deployment != nil {
+		out = append(out, plan.Of(deployment, func() *appsv1.Deployment { return &appsv1.Deployment{} }, appsv1ac.ExtractDeployment))
+	}
+	return append(out, s.After...)
 }

@@ -4,32 +4,34 @@ Copyright 2026 The LLMKube Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package diff shows what the operator's next apply would change: each desired object is sent as
-// a server-side dry-run apply under the operator's field manager (forced, as the operator sends
-// it), and the answer is compared with the live object.
+// Package diff shows what the operator's next apply would change. For each object of the plan it
+// first asks what the reconciler asks (does the field manager already own exactly this?); only
+// when the operator would write is the object sent as a server-side dry-run apply under the
+// operator's field manager (forced, as the operator sends it), and the answer compared with the
+// live object.
 package diff
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/pmezard/go-difflib/difflib"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/plan"
 )
 
 // Actions of an object.
 const (
 	ActionCreate    = "create"
 	ActionChange    = "change"
+	ActionDelete    = "delete"
 	ActionUnchanged = "unchanged"
 )
 
@@ -44,36 +46,57 @@ type Object struct {
 	Diff string `json:"diff"`
 }
 
-// Compute dry-runs the apply of each desired object under manager and diffs it with the live one.
-func Compute(ctx context.Context, c client.Client, manager string, desired []runtime.ApplyConfiguration) ([]Object, error) {
-	out := make([]Object, 0, len(desired))
-	for _, ac := range desired {
-		want, err := toMap(ac)
-		if err != nil {
-			return nil, err
+// Changes says whether any object would change.
+func Changes(objs []Object) bool {
+	for _, o := range objs {
+		if o.Action != ActionUnchanged {
+			return true
 		}
-		u := &unstructured.Unstructured{Object: want}
-		o := Object{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(schema.FromAPIVersionAndKind(u.GetAPIVersion(), u.GetKind()))
-		switch err := c.Get(ctx, types.NamespacedName{Namespace: o.Namespace, Name: o.Name}, live); {
-		case apierrors.IsNotFound(err):
-			live = nil
-		case err != nil:
+	}
+	return false
+}
+
+// Compute diffs each object of the plan, in order, and then each deletion: what the operator's
+// next reconcile would write.
+func Compute(ctx context.Context, c client.Client, manager string, objs []plan.Object, deletions []plan.Deletion, owner metav1.Object) ([]Object, error) {
+	out := make([]Object, 0, len(objs))
+	for _, obj := range objs {
+		o := Object{Kind: obj.Kind, Namespace: obj.Key.Namespace, Name: obj.Key.Name, Action: ActionUnchanged}
+		live, err := obj.Live(ctx, c)
+		if err != nil {
 			return nil, fmt.Errorf("reading %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
 		}
-		ownership.MarkManaged(ac) // as the operator's own apply does
-		if err := c.Apply(ctx, ac, client.FieldOwner(manager), client.ForceOwnership, client.DryRunAll); err != nil {
+		send, err := obj.WouldApply(live, manager)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+		}
+		if !send {
+			out = append(out, o)
+			continue
+		}
+		if err := c.Apply(ctx, obj.Desired, client.FieldOwner(manager), client.ForceOwnership, client.DryRunAll); err != nil {
 			return nil, fmt.Errorf("dry-run apply of %s %s/%s refused by the API server: %w", o.Kind, o.Namespace, o.Name, err)
 		}
-		// controller-runtime decoded the API server's answer into ac: the object after the apply.
-		after, err := toMap(ac)
+		// controller-runtime decoded the API server's answer into the apply configuration: the
+		// object after the apply.
+		after, err := plan.ToMap(obj.Desired)
 		if err != nil {
 			return nil, err
 		}
 		before := ""
+		from := "/dev/null"
+		o.Action = ActionCreate
 		if live != nil {
-			if before, err = render(live.Object); err != nil {
+			o.Action = ActionChange
+			from = fmt.Sprintf("live/%s/%s/%s", o.Kind, o.Namespace, o.Name)
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+			if err != nil {
+				return nil, err
+			}
+			// A typed read carries no apiVersion and kind; the answer of the apply does.
+			gvk := obj.GVK()
+			m["apiVersion"], m["kind"] = gvk.GroupVersion().String(), gvk.Kind
+			if before, err = render(m); err != nil {
 				return nil, err
 			}
 		}
@@ -81,28 +104,40 @@ func Compute(ctx context.Context, c client.Client, manager string, desired []run
 		if err != nil {
 			return nil, err
 		}
-		from := fmt.Sprintf("live/%s/%s/%s", o.Kind, o.Namespace, o.Name)
-		if live == nil {
-			from = "/dev/null"
+		if o.Diff, err = unified(before, now, from, fmt.Sprintf("applied/%s/%s/%s", o.Kind, o.Namespace, o.Name)); err != nil {
+			return nil, err
 		}
-		o.Diff, err = difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-			A: difflib.SplitLines(before), B: difflib.SplitLines(now),
-			FromFile: from, ToFile: fmt.Sprintf("applied/%s/%s/%s", o.Kind, o.Namespace, o.Name), Context: 3,
-		})
+		out = append(out, o)
+	}
+	for _, d := range deletions {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(d.GVK)
+		switch err := c.Get(ctx, d.Key, live); {
+		case apierrors.IsNotFound(err) || isNoMatch(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading %s %s: %w", d.GVK.Kind, d.Key, err)
+		}
+		if !metav1.IsControlledBy(live, owner) {
+			continue
+		}
+		before, err := render(live.Object)
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case live == nil:
-			o.Action = ActionCreate
-		case o.Diff != "":
-			o.Action = ActionChange
-		default:
-			o.Action = ActionUnchanged
+		o := Object{Kind: d.GVK.Kind, Namespace: d.Key.Namespace, Name: d.Key.Name, Action: ActionDelete}
+		if o.Diff, err = unified(before, "", fmt.Sprintf("live/%s/%s/%s", o.Kind, o.Namespace, o.Name), "/dev/null"); err != nil {
+			return nil, err
 		}
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+func unified(a, b, from, to string) (string, error) {
+	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(a), B: difflib.SplitLines(b), FromFile: from, ToFile: to, Context: 3,
+	})
 }
 
 // render is obj as YAML without what every write changes and what the operator never writes.
@@ -115,11 +150,4 @@ func render(obj map[string]any) (string, error) {
 	return string(data), err
 }
 
-func toMap(v any) (map[string]any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any{}
-	return out, json.Unmarshal(data, &out)
-}
+func isNoMatch(err error) bool { return err != nil && meta.IsNoMatchError(err) }

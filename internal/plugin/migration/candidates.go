@@ -26,7 +26,7 @@ type LiveReader interface {
 // migration and applies afterwards; live is the Deployment (nil when absent).
 func Candidates(ctx context.Context, r LiveReader, set *desired.Set, live *appsv1.Deployment) ([]Candidate, error) {
 	var out []Candidate
-	if live != nil {
+	if live != nil && set.Deployment != nil {
 		out = append(out, Candidate{Owner: set.Owner, Live: live, Desired: set.Deployment,
 			Apply: func(migrated *unstructured.Unstructured) (runtime.ApplyConfiguration, error) {
 				d := &appsv1.Deployment{}
@@ -36,7 +36,7 @@ func Candidates(ctx context.Context, r LiveReader, set *desired.Set, live *appsv
 				return set.Apply(d)
 			}})
 	}
-	for _, ac := range set.Others {
+	for _, ac := range set.Others() {
 		obj, _, err := r.LiveOf(ctx, ac)
 		if err != nil {
 			return nil, err

@@ -76,7 +76,7 @@ func TestPlanPrunesWhatTheSpecDroppedAndKeepsOtherManagersKeys(t *testing.T) {
 		},
 	}
 	live := legacyDeployment(t, isvc)
-	set, err := desired.ForInferenceService(isvc, live, desired.Options{FieldManager: ownership.DefaultFieldManager})
+	set, err := desired.FromObserved(&inferenceservice.Observed{ISVC: isvc, Deployment: live}, desired.Options{FieldManager: ownership.DefaultFieldManager})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,15 +23,38 @@ const (
 	Table = ""
 	JSON  = "json"
 	YAML  = "yaml"
+	// Name prints one RESOURCE/NAME a line, as kubectl's -o name.
+	Name = "name"
 )
+
+// resources are the resource names (kubectl's -o name form) of the kinds the plugin prints.
+var resources = map[string]string{
+	"Deployment": "deployment.apps", "Service": "service", "ConfigMap": "configmap",
+	"ServiceAccount": "serviceaccount", "Role": "role.rbac.authorization.k8s.io",
+	"RoleBinding": "rolebinding.rbac.authorization.k8s.io", "PersistentVolumeClaim": "persistentvolumeclaim",
+	"HorizontalPodAutoscaler": "horizontalpodautoscaler.autoscaling",
+	"InferencePool":           "inferencepool.inference.networking.k8s.io",
+	"HTTPRoute":               "httproute.gateway.networking.k8s.io",
+	"InferenceService":        "inferenceservice.inference.llmkube.dev",
+	"ModelRouter":             "modelrouter.inference.llmkube.dev",
+}
+
+// Resource is kind as kubectl's -o name prints it (deployment.apps, service, ...).
+func Resource(kind string) string {
+	if r, ok := resources[kind]; ok {
+		return r
+	}
+	return strings.ToLower(kind)
+}
 
 // Check refuses an -o value the commands do not print.
 func Check(format string) error {
 	switch format {
-	case Table, "wide", JSON, YAML:
+	case Table, JSON, YAML:
 		return nil
 	}
-	return fmt.Errorf("-o %s: use -o json or -o yaml (or no -o for a table)", format)
+	// Note: -o wide would print the same table; refused rather than silently ignored.
+	return fmt.Errorf("-o %s is not supported here: use -o json or -o yaml (or no -o for a table)", format)
 }
 
 // Data prints v as JSON (indented, fields in a fixed order) or YAML.

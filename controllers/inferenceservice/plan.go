@@ -1,0 +1,230 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package inferenceservice
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	inferencepoolv1 "sigs.k8s.io/gateway-api-inference-extension/api/v1"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1ac "sigs.k8s.io/gateway-api/applyconfiguration/apis/v1"
+
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/plan"
+)
+
+// This file is the one plan of an InferenceService: Observe reads what it depends on, PlanFor
+// turns that into everything the operator applies or deletes and the reason it cannot run, if
+// any. The reconciler applies the plan; kubectl llmkube (diff, migration plan, owners) shows it.
+// Nothing else builds what the operator applies.
+
+// Flags are the operator's flags that shape the plan.
+type Flags struct {
+	FieldManager          string
+	EmitScrapeAnnotations bool
+}
+
+// Observed is everything the plan depends on beside the flags.
+type Observed struct {
+	ISVC *inferencev1alpha1.InferenceService
+	// Model is the Model spec.modelRef names; nil with an inline spec.model or when it is missing.
+	Model *inferencev1alpha1.Model
+	// ModelMissing is true when spec.modelRef names a Model that does not exist.
+	ModelMissing bool
+	// Deployment is the live Deployment; nil when absent.
+	Deployment *appsv1.Deployment
+	// Claim is the live cache claim of the Model (its size never shrinks); nil when absent or
+	// when there is no Model.
+	Claim *corev1.PersistentVolumeClaim
+	// GatewayCRDsMissing are the kinds spec.gateway writes that the API server does not serve.
+	// Observe does not fill it: the reconciler knows from its watches, the plugin asks discovery.
+	GatewayCRDsMissing []schema.GroupVersionKind
+}
+
+// Observe reads, through r, what the plan of isvc depends on: the Model it names, its live
+// Deployment and its Model's cache claim. The reconciler passes its cache, read past on a miss
+// (ownership.Applier.Through); kubectl llmkube passes an API client.
+func Observe(ctx context.Context, r client.Reader, isvc *inferencev1alpha1.InferenceService) (*Observed, error) {
+	obs := &Observed{ISVC: isvc}
+	if isvc.Spec.ModelRef != "" {
+		m := &inferencev1alpha1.Model{}
+		key := client.ObjectKey{Namespace: isvc.Namespace, Name: isvc.Spec.ModelRef}
+		switch err := r.Get(ctx, key, m); {
+		case apierrors.IsNotFound(err):
+			obs.ModelMissing = true
+		case err != nil:
+			return nil, ownership.Fail("Model", key, ownership.StepRead, err)
+		default:
+			obs.Model = m
+		}
+	}
+	if claim := CacheClaim(isvc, obs.Model); claim != nil && obs.Model != nil {
+		c := &corev1.PersistentVolumeClaim{}
+		key := client.ObjectKey{Namespace: isvc.Namespace, Name: *claim.Name}
+		switch err := r.Get(ctx, key, c); {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return nil, ownership.Fail("PersistentVolumeClaim", key, ownership.StepRead, err)
+		default:
+			obs.Claim = c
+		}
+	}
+	d := &appsv1.Deployment{}
+	switch err := r.Get(ctx, client.ObjectKeyFromObject(isvc), d); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, ownership.Fail("Deployment", client.ObjectKeyFromObject(isvc), ownership.StepRead, err)
+	default:
+		obs.Deployment = d
+	}
+	return obs, nil
+}
+
+// Plan is everything the operator does for one InferenceService, in the order it does it.
+type Plan struct {
+	isvc *inferencev1alpha1.InferenceService
+	in   Inputs
+	// Blocked says why the workload cannot be planned (ReasonModelNotFound); "" when it can. A
+	// blocked plan creates no Deployment (an existing one is left as it is) and publishes nothing
+	// that routes traffic to it: no Service, no InferencePool or HTTPRoute, no endpoint.
+	Blocked, BlockedMessage string
+	// KeptSize is the size the Model's cache claim keeps when this InferenceService asks for
+	// less (a Model's claim never shrinks); nil otherwise.
+	KeptSize *resource.Quantity
+	// Guard is true when the Deployment's apply must carry the live resourceVersion (see replicas).
+	Guard bool
+	// Before are the objects applied before the Deployment (the model-cache claim).
+	Before []plan.Object
+	// After are the objects applied after it (Service, HPA).
+	After []plan.Object
+	// Gateway are the InferencePool and the HTTPRoute spec.gateway asks for, in that order.
+	Gateway []plan.Object
+	// Delete are the objects deleted when the InferenceService controls them (the HPA without
+	// spec.autoscaling).
+	Delete []plan.Deletion
+	// RemoveGateway is true without spec.gateway: the pool and route it controls are deleted.
+	RemoveGateway bool
+	// GatewayMissingCRDs are the kinds spec.gateway needs and the cluster does not serve.
+	GatewayMissingCRDs []schema.GroupVersionKind
+}
+
+// PlanFor is the plan of obs.ISVC: a pure function of what Observe read and the operator's flags.
+func PlanFor(obs *Observed, f Flags) (*Plan, error) {
+	isvc := obs.ISVC
+	key := client.ObjectKeyFromObject(isvc)
+	p := &Plan{isvc: isvc}
+	if obs.ModelMissing {
+		p.Blocked = ReasonModelNotFound
+		p.BlockedMessage = fmt.Sprintf("Model %s does not exist in namespace %s: create it; until then no Deployment is created, an existing one is left as it is, and no Service or gateway route is published", isvc.Spec.ModelRef, isvc.Namespace)
+	}
+	replicas, guard, err := replicasFor(isvc, obs.Deployment, f.FieldManager)
+	if err != nil {
+		return nil, ownership.Fail("Deployment", key, ownership.StepExtract, err)
+	}
+	p.Guard = guard
+	p.in = Inputs{
+		Model:                 obs.Model,
+		EmitScrapeAnnotations: f.EmitScrapeAnnotations,
+		Ready:                 obs.Deployment != nil && obs.Deployment.Status.ReadyReplicas > 0,
+		Replicas:              replicas,
+	}
+	if claim := CacheClaim(isvc, obs.Model); claim != nil {
+		if obs.Model != nil {
+			p.KeptSize = keepLargerSize(claim, obs.Claim)
+		}
+		p.Before = append(p.Before, plan.Of(claim, newPVC, corev1ac.ExtractPersistentVolumeClaim))
+	}
+	if p.Blocked == "" {
+		// Fail early on a spec the builder refuses, so every caller sees the same error.
+		if _, err := Deployment(isvc, p.in); err != nil {
+			return nil, ownership.Fail("Deployment", key, ownership.StepBuild, err)
+		}
+		p.After = append(p.After, plan.Of(Service(isvc), newService, corev1ac.ExtractService))
+	}
+	hpa, err := HPA(isvc)
+	if err != nil {
+		return nil, ownership.Fail("HorizontalPodAutoscaler", key, ownership.StepBuild, err)
+	}
+	switch {
+	case hpa != nil && p.Blocked == "":
+		p.After = append(p.After, plan.Of(hpa, newHPA, autoscalingv2ac.ExtractHorizontalPodAutoscaler))
+	case hpa == nil:
+		p.Delete = append(p.Delete, plan.Deletion{GVK: autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"), Key: key})
+	}
+	switch {
+	case isvc.Spec.Gateway == nil:
+		p.RemoveGateway = true
+	case len(obs.GatewayCRDsMissing) > 0:
+		p.GatewayMissingCRDs = obs.GatewayCRDsMissing
+	case p.Blocked == "":
+		p.Gateway = []plan.Object{
+			plan.Of(InferencePool(isvc), newPool, extractInferencePool),
+			plan.Of(HTTPRoute(isvc), newRoute, gatewayv1ac.ExtractHTTPRoute),
+		}
+	}
+	return p, nil
+}
+
+// HasDeployment says whether the plan applies a Deployment.
+func (p *Plan) HasDeployment() bool { return p.Blocked == "" }
+
+// MigrationTarget is what the migration of live, a Deployment with legacy traces, takes over (see
+// migrationTarget).
+func (p *Plan) MigrationTarget(live *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	return migrationTarget(p.isvc, p.in, live)
+}
+
+// Deployment is the Deployment the operator applies when live (nil: absent) is the Deployment
+// after any migration: a fresh apply configuration on every call (an apply decodes the server's
+// answer into the one it sent), with startup protection kept by keepStartupProtection's rule and,
+// with Guard, live's resourceVersion. The rollout gate may still hold its pod template back: that
+// depends on the runtime's traffic, not on the plan, and a preview shows what the gate defers.
+func (p *Plan) Deployment(live *appsv1.Deployment, fieldManager string) (*appsv1ac.DeploymentApplyConfiguration, error) {
+	desired, err := Deployment(p.isvc, p.in)
+	if err != nil || live == nil {
+		return desired, err
+	}
+	owned, err := appsv1ac.ExtractDeployment(live, fieldManager)
+	if err != nil {
+		return nil, err
+	}
+	if desired, err = keepStartupProtection(p.isvc, p.in, desired, owned); err != nil {
+		return nil, err
+	}
+	if p.Guard {
+		desired.WithResourceVersion(live.ResourceVersion)
+	}
+	return desired, nil
+}
+
+// DeploymentObject is Deployment as a plan.Object.
+func (p *Plan) DeploymentObject(live *appsv1.Deployment, fieldManager string) (plan.Object, error) {
+	d, err := p.Deployment(live, fieldManager)
+	if err != nil {
+		return plan.Object{}, err
+	}
+	return plan.Of(d, newDeployment, appsv1ac.ExtractDeployment), nil
+}
+
+func newPVC() *corev1.PersistentVolumeClaim          { return &corev1.PersistentVolumeClaim{} }
+func newService() *corev1.Service                    { return &corev1.Service{} }
+func newHPA() *autoscalingv2.HorizontalPodAutoscaler { return &autoscalingv2.HorizontalPodAutoscaler{} }
+func newDeployment() *appsv1.Deployment              { return &appsv1.Deployment{} }
+func newPool() *inferencepoolv1.InferencePool        { return &inferencepoolv1.InferencePool{} }
+func newRoute() *gatewayv1.HTTPRoute                 { return &gatewayv1.HTTPRoute{} }
