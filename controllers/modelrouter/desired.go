@@ -78,7 +78,10 @@ const (
 
 var (
 	defaultCPU    = resource.MustParse("100m")
-	defaultMemory = resource.MustParse("128Mi")
+	// defaultMemory fits the concurrency README "ModelRouter proxy" documents: the proxy needs
+	// about 40 MiB plus 1.5 times the request bodies in flight, under GOMEMLIMIT (90% of this):
+	// 16 concurrent 4 MiB prompts or 200 concurrent 400 KB ones (make bench-proxy measures both).
+	defaultMemory = resource.MustParse("256Mi")
 	// tmpSize bounds the writable /tmp the read-only root filesystem leaves the proxy; it also keeps
 	// the emptyDir from being an empty struct in the apply.
 	tmpSize = resource.MustParse("16Mi")
@@ -174,7 +177,7 @@ func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingdo
 	for _, rule := range router.Spec.Rules {
 		models := slices.Clone(rule.Models)
 		slices.Sort(models)
-		doc.Rules = append(doc.Rules, routingdoc.Rule{Name: rule.Name, Models: models, Backend: rule.Backend, Fallbacks: slices.Clone(rule.Fallbacks)})
+		doc.Rules = append(doc.Rules, routingdoc.Rule{Name: rule.Name, Models: models, Backend: rule.Backend, Fallbacks: slices.Clone(rule.Fallbacks), Timeout: ptr.Deref(rule.Timeout, "")})
 	}
 	return doc
 }
@@ -272,6 +275,10 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 		WithResources(corev1ac.ResourceRequirements().
 			WithRequests(corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: memory}).
 			WithLimits(corev1.ResourceList{corev1.ResourceMemory: memory})).
+		// The Go runtime collects before the container's limit rather than after it: the proxy
+		// reads the limit in bytes and keeps 90% of it (cmd/router-proxy memoryLimit).
+		WithEnv(corev1ac.EnvVar().WithName("GOMEMLIMIT").WithValueFrom(corev1ac.EnvVarSource().
+			WithResourceFieldRef(corev1ac.ResourceFieldSelector().WithContainerName(ContainerName).WithResource("limits.memory").WithDivisor(resource.MustParse("1"))))).
 		WithReadinessProbe(corev1ac.Probe().
 			WithHTTPGet(corev1ac.HTTPGetAction().WithPath("/readyz").WithPort(intstr.FromString(PortName))).
 			WithPeriodSeconds(5).

@@ -192,8 +192,11 @@ func TestDeploymentDefaultsAndSecurity(t *testing.T) {
 	if q := (*c.Resources.Requests)[corev1.ResourceCPU]; q.String() != "100m" {
 		t.Fatalf("cpu %s", q.String())
 	}
-	if q := (*c.Resources.Requests)[corev1.ResourceMemory]; q.String() != "128Mi" {
+	if q := (*c.Resources.Requests)[corev1.ResourceMemory]; q.String() != "256Mi" {
 		t.Fatalf("memory %s", q.String())
+	}
+	if len(c.Env) != 1 || *c.Env[0].Name != "GOMEMLIMIT" || *c.Env[0].ValueFrom.ResourceFieldRef.Resource != "limits.memory" || *c.Env[0].ValueFrom.ResourceFieldRef.ContainerName != ContainerName {
+		t.Fatalf("GOMEMLIMIT from the container's memory limit: %+v", c.Env)
 	}
 	sc := c.SecurityContext
 	if !*sc.RunAsNonRoot || *sc.AllowPrivilegeEscalation || !*sc.ReadOnlyRootFilesystem ||

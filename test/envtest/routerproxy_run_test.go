@@ -49,7 +49,7 @@ func buildProxy() string {
 		Expect(err).NotTo(HaveOccurred())
 		proxyBinaryDir = dir
 		proxyBinary = filepath.Join(dir, "router-proxy")
-		cmd := exec.Command("go", "build", "-o", proxyBinary, "./cmd/router-proxy")
+		cmd := exec.Command("go", "build", "-tags", "routerproxy_testseams", "-o", proxyBinary, "./cmd/router-proxy")
 		cmd.Dir = helmtool.RepoRoot()
 		out, err := cmd.CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(out))
