@@ -8,8 +8,6 @@ package modelrouter
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -35,9 +33,9 @@ const (
 	LabelApp         = "app"
 	LabelModelRouter = "inference.llmkube.dev/model-router"
 
-	// AnnotationConfigHash is the hash of the ConfigMap's data on the pod template, so that a
-	// routing change rolls the proxy pods. The operator's value wins over the user's.
-	AnnotationConfigHash = "inference.llmkube.dev/router-config-hash"
+	// No hash of the routing document is on the pod template: the proxy rereads its mounted
+	// document and switches to it for new requests (internal/routerproxy DocumentWatcher), so a
+	// routing change cuts no stream. An image, flag, env or resource change still rolls the pods.
 	AnnotationScrape     = "prometheus.io/scrape"
 	AnnotationScrapePath = "prometheus.io/path"
 	AnnotationScrapePort = "prometheus.io/port"
@@ -191,23 +189,6 @@ func ConfigData(router *inferencev1alpha1.ModelRouter, res []Resolution) (map[st
 	return map[string]string{ConfigKey: string(doc)}, nil
 }
 
-// ConfigHash is the first 16 hex digits of the sha256 of data, over its keys in order.
-func ConfigHash(data map[string]string) string {
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	h := sha256.New()
-	for _, k := range keys {
-		h.Write([]byte(k))
-		h.Write([]byte{0})
-		h.Write([]byte(data[k]))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
 func ownerReference(router *inferencev1alpha1.ModelRouter) *metav1ac.OwnerReferenceApplyConfiguration {
 	return metav1ac.OwnerReference().
 		WithAPIVersion(inferencev1alpha1.GroupVersion.String()).
@@ -230,8 +211,6 @@ func ConfigMap(router *inferencev1alpha1.ModelRouter, data map[string]string) *c
 type Inputs struct {
 	// EmitScrapeAnnotations adds prometheus.io/* hints for the metrics port.
 	EmitScrapeAnnotations bool
-	// ConfigHash is ConfigHash of the ConfigMap's data.
-	ConfigHash string
 	// Resolutions of the backends: only resolved external backends' Secrets become envFrom.
 	Resolutions []Resolution
 	// Image is the proxy image when spec.proxy.image is not set (--router-proxy-image);
@@ -334,7 +313,7 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 	template := corev1ac.PodTemplateSpec().
 		WithLabels(podmeta.Labels(SelectorLabels(router.Name), proxy.PodLabels)).
 		WithSpec(podSpec)
-	if a := podmeta.AnnotationsPinned(scrapeAnnotations(in), map[string]string{AnnotationConfigHash: in.ConfigHash}, proxy.PodAnnotations); a != nil {
+	if a := podmeta.AnnotationsPinned(scrapeAnnotations(in), nil, proxy.PodAnnotations); a != nil {
 		template.WithAnnotations(a)
 	}
 

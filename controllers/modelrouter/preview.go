@@ -38,6 +38,6 @@ func PreviewDesired(ctx context.Context, c client.Client, router *inferencev1alp
 	if err != nil {
 		return nil, err
 	}
-	in := Inputs{EmitScrapeAnnotations: emitScrapeAnnotations, ConfigHash: ConfigHash(data), Resolutions: res}
+	in := Inputs{EmitScrapeAnnotations: emitScrapeAnnotations, Resolutions: res}
 	return &Preview{ConfigMap: ConfigMap(router, data), Deployment: Deployment(router, in), Service: Service(router)}, nil
 }

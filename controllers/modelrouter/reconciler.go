@@ -178,10 +178,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.reconcileAccess(ctx, router); err != nil {
 		failures = append(failures, err)
 	}
-	in := Inputs{EmitScrapeAnnotations: r.EmitScrapeAnnotations, ConfigHash: ConfigHash(data), Resolutions: res, Image: r.Image}
+	in := Inputs{EmitScrapeAnnotations: r.EmitScrapeAnnotations, Resolutions: res, Image: r.Image}
 	if err := r.reconcileConfigMap(ctx, router, data); err != nil {
 		failures = append(failures, err)
-		in.ConfigHash = "" // the document did not land: keep the hash of the one that did
 	}
 	applied, err := r.reconcileDeployment(ctx, router, live, in)
 	if err != nil {
@@ -239,16 +238,8 @@ func (r *Reconciler) reconcileConfigMap(ctx context.Context, router *inferencev1
 
 // reconcileDeployment applies the proxy Deployment when the owned fields differ, and returns it as
 // the API server answered (live when nothing was sent).
-//
-// Note: in.ConfigHash empty means the routing document did not land (its ConfigMap apply failed):
-// the template then keeps the hash it carries, the one of the document that did land, so the
-// pods do not roll onto a configuration they would not find; they roll once it lands.
 func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, in Inputs) (*appsv1.Deployment, error) {
 	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
-	landed := in.ConfigHash
-	if in.ConfigHash == "" {
-		in.ConfigHash = "pending" // only the annotation's key matters to the migration
-	}
 	desired := Deployment(router, in)
 	c := ownership.Change{Owner: router, Desired: desired}
 	if live != nil {
@@ -261,17 +252,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev
 			return nil, ownership.Fail("Deployment", key, ownership.StepExtract, err)
 		}
 		c.Live, c.Owned = live, extracted
-		if landed == "" {
-			landed = ownedConfigHash(extracted)
-		}
 	}
-	if landed == "" {
-		// No Deployment yet and no document landed: the pods cannot start before it does, and
-		// roll onto it when it lands.
-		landed = "none"
-	}
-	in.ConfigHash = landed
-	c.Desired = Deployment(router, in)
 	if err := r.Applier.ApplyChange(ctx, c); err != nil {
 		return nil, err
 	}
@@ -279,14 +260,6 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev
 		return applied, nil
 	}
 	return live, nil
-}
-
-// ownedConfigHash is the config hash the operator's own template carries, "" when none.
-func ownedConfigHash(owned *appsv1ac.DeploymentApplyConfiguration) string {
-	if owned.Spec == nil || owned.Spec.Template == nil {
-		return ""
-	}
-	return owned.Spec.Template.Annotations[AnnotationConfigHash]
 }
 
 func (r *Reconciler) reconcileService(ctx context.Context, router *inferencev1alpha1.ModelRouter) error {

@@ -31,6 +31,7 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/controllers/modelrouter"
+	"github.com/llmkube/operator/internal/routingdoc"
 )
 
 func newSecret(ns, name string, data map[string]string) {
@@ -51,7 +52,7 @@ func rule(name, backend string, models []string, fallbacks ...string) inferencev
 }
 
 // routerReady waits until the operator wrote the router's ConfigMap with every backend named, and
-// a Deployment whose config hash names it.
+// a Deployment whose container reads every credentials Secret the document names.
 func routerReady(ns, name string, backends ...string) {
 	eventuallyConfigMap(ns, name+"-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
 		for _, b := range backends {
@@ -63,7 +64,17 @@ func routerReady(ns, name string, backends ...string) {
 		g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name + "-router-proxy"}, cm)).To(Succeed())
 		d := &appsv1.Deployment{}
 		g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name + "-router-proxy"}, d)).To(Succeed())
-		g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue("inference.llmkube.dev/router-config-hash", modelrouter.ConfigHash(cm.Data)))
+		doc, err := routingdoc.Parse([]byte(cm.Data[modelrouter.ConfigKey]))
+		g.Expect(err).NotTo(HaveOccurred())
+		var prefixes []string
+		for _, ef := range d.Spec.Template.Spec.Containers[0].EnvFrom {
+			prefixes = append(prefixes, ef.Prefix)
+		}
+		for _, b := range doc.Backends {
+			if b.CredentialsEnvPrefix != "" {
+				g.Expect(prefixes).To(ContainElement(b.CredentialsEnvPrefix))
+			}
+		}
 	}).Should(Succeed())
 }
 

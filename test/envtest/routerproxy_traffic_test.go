@@ -460,3 +460,63 @@ var _ = Describe("Router proxy under real LLM traffic", func() {
 		Expect(grown).To(BeNumerically("<", 32<<20), "RSS grew by %d MiB for 8 KiB received", grown>>20)
 	})
 })
+
+var _ = Describe("Router proxy routing changes", func() {
+	It("switches new requests to a changed document while a stream finishes on the old one, and refuses a bad document without stopping", func() {
+		ns := newNamespace()
+		startOperator(ns, controllers.Config{})
+		a, b := newFakeOpenAI("a", upstreamOK), newFakeOpenAI("b", upstreamOK)
+		newRouter(ns, "r", func(r *inferencev1alpha1.ModelRouter) {
+			r.Spec.Backends = []inferencev1alpha1.Backend{
+				externalAt("a", "openai-compatible", a.URL+"/v1", ""),
+				externalAt("b", "openai-compatible", b.URL+"/v1", ""),
+			}
+			r.Spec.Rules = []inferencev1alpha1.RoutingRule{rule("chat", "a", []string{"chat-*"})}
+		})
+		routerReady(ns, "r", "a", "b")
+		generation := deployment(ns, "r-router-proxy").Generation
+		p := runProxyAsDeployed(ns, "r-router-proxy", "--config-reload-interval=200ms")
+		c := openaiClient(p, "")
+
+		By("a stream is open on a")
+		release := a.holdStreams()
+		stream := c.Chat.Completions.NewStreaming(suiteCtx, chatParams("chat-long"))
+		Expect(stream.Next()).To(BeTrue(), "chunk 1: %v", stream.Err())
+
+		By("the rule moves to b: the operator writes the ConfigMap, the kubelet swaps the mounted file")
+		editRouter(ns, "r", func(r *inferencev1alpha1.ModelRouter) { r.Spec.Rules[0].Backend = "b" })
+		cm := eventuallyConfigMap(ns, "r-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
+			g.Expect(cm.Data["config.json"]).To(ContainSubstring(`"backend":"b"`))
+		})
+		p.remount("config", cm.Data)
+		Eventually(func(g Gomega) {
+			resp, err := c.Chat.Completions.New(suiteCtx, chatParams("chat-new"))
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(resp.Choices[0].Message.Content).To(Equal("hello from b"))
+		}).Should(Succeed())
+		Expect(p.metric(`llmkube_router_config_reloads_total{result="applied"}`)).To(Equal(1.0))
+
+		By("the stream that started on a finishes on a")
+		close(release)
+		var rest strings.Builder
+		for stream.Next() {
+			if ch := stream.Current().Choices; len(ch) > 0 {
+				rest.WriteString(ch[0].Delta.Content)
+			}
+		}
+		Expect(stream.Err()).NotTo(HaveOccurred())
+		Expect(rest.String()).To(Equal("lo"))
+		Expect(deployment(ns, "r-router-proxy").Generation).To(Equal(generation), "the routing change rolled the proxy pods")
+
+		By("a document the proxy cannot read is refused; the one it serves keeps serving")
+		p.remount("config", map[string]string{"config.json": `{"version":"llmkube.dev/routing/v1","backends":[],"weights":{}}`})
+		Eventually(func() float64 { return p.metric(`llmkube_router_config_reloads_total{result="refused"}`) }).Should(Equal(1.0))
+		Expect(p.metric(`llmkube_router_config_last_reload_successful`)).To(Equal(0.0))
+		resp, err := c.Chat.Completions.New(suiteCtx, chatParams("chat-after"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(resp.Choices[0].Message.Content).To(Equal("hello from b"))
+		p.logMu.Lock()
+		defer p.logMu.Unlock()
+		Expect(p.logs).To(ContainElement(And(HaveKeyWithValue("msg", "routing document refused; the previous one keeps serving"), HaveKey("error"))))
+	})
+})
