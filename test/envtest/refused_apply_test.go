@@ -76,7 +76,6 @@ func freezeConfigMap(ns, name string) (unfreeze func()) {
 	return unfreeze
 }
 
-
 var _ = Describe("A refused apply", func() {
 	It("says a routing document did not land, rolls no router pod, and lands it once the admission policy is gone", func() {
 		ns := newNamespace()
