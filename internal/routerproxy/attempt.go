@@ -161,18 +161,21 @@ func (p *Proxy) attempt(x *exchange, req *upstreamRequest, b *backend, pod *bala
 	release := o.release
 	o.release = func() { inFlight.Dec(); release() }
 
-	parts := bodyParts(req.body, req.rb, b.modelJSON)
 	var length int64
-	for _, part := range parts {
+	for _, part := range bodyParts(req.body, req.rb, b.modelJSON) {
 		length += int64(len(part))
 	}
-	out, err := http.NewRequestWithContext(ctx, req.r.Method, u.String(), partsReader(parts))
+	out, err := http.NewRequestWithContext(ctx, req.r.Method, u.String(), &partsReader{parts: bodyParts(req.body, req.rb, b.modelJSON)})
 	if err != nil {
 		o.failure, o.err = unreachable, err
 		return o
 	}
 	out.ContentLength = length
-	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(partsReader(parts)), nil }
+	// The transport may send the body again (a connection it reused was closed); relay lets go of
+	// the body once the response is on its way, and a resend after that sends nothing.
+	out.GetBody = func() (io.ReadCloser, error) {
+		return &partsReader{parts: bodyParts(req.body, req.rb, b.modelJSON)}, nil
+	}
 	requestHeaders(out.Header, req.r.Header, b)
 	out.Header.Set("X-Request-Id", x.id)
 	if _, ok := out.Header["User-Agent"]; !ok {
@@ -258,6 +261,9 @@ func errorText(err error) string {
 func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, b *backend, pod *balance.Endpoint, o *outcome) {
 	resp := o.resp
 	defer o.end()
+	// No other attempt follows: the request body is no longer needed (a long stream would
+	// otherwise hold its prompt to its end).
+	req.body = nil
 	h := w.Header()
 	responseHeaders(h, resp.Header, b)
 	h.Set("X-Llmkube-Backend", b.name)

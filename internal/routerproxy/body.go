@@ -34,9 +34,11 @@ type requestBody struct {
 
 // readBody reads the whole body into one buffer that grows with what arrives.
 //
-// Note: the declared Content-Length only caps the growth (the last step goes to exactly that
-// size); it is never allocated ahead of the bytes, so idle clients declaring large bodies cost
-// nothing. Growth doubles from 64 KiB, so the old buffer left behind is at most half the body.
+// Note: the declared Content-Length is never allocated ahead of the bytes, so idle clients
+// declaring large bodies cost nothing: the buffer doubles from 64 KiB, and jumps to exactly the
+// declared length once a quarter of it (at most 1 MiB) has arrived, so an honest large body leaves
+// at most about half its size behind in smaller buffers, and a client must send 1 MiB to make
+// the proxy hold 32 MiB (for --body-read-timeout at most).
 func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
 	tooLarge := invalidRequest(http.StatusRequestEntityTooLarge, "request_too_large", "", "The request body is larger than this router's limit of "+itoa(p.o.MaxBodyBytes)+" bytes.")
 	if r.ContentLength > p.o.MaxBodyBytes {
@@ -57,7 +59,7 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiEr
 	for {
 		if len(buf) == cap(buf) {
 			next := 2 * cap(buf)
-			if cl := r.ContentLength; cl > int64(len(buf)) && cl < int64(next) {
+			if cl := r.ContentLength; cl > int64(len(buf)) && (cl < int64(next) || int64(len(buf)) >= min(cl/4, 1<<20)) {
 				next = int(cl) + 1
 			}
 			grown := make([]byte, len(buf), next)
@@ -228,6 +230,9 @@ func skipValue(b []byte, i int) int {
 // bodyParts is the body to send: as it came, or with the model's value replaced by quoted (a JSON
 // string), as slices of the one buffer (no copy of the body).
 func bodyParts(body []byte, rb requestBody, quoted []byte) [][]byte {
+	if body == nil {
+		return nil // let go of (relay)
+	}
 	if quoted == nil {
 		return [][]byte{body}
 	}
@@ -239,11 +244,24 @@ func withModel(body []byte, rb requestBody, quoted []byte) []byte {
 	return bytes.Join(bodyParts(body, rb, quoted), nil)
 }
 
-// partsReader reads parts in order.
-func partsReader(parts [][]byte) io.Reader {
-	rs := make([]io.Reader, len(parts))
-	for i, p := range parts {
-		rs[i] = bytes.NewReader(p)
+// partsReader reads parts in order, and lets go of each part once it has been read: after a
+// request body was sent, the reader the transport still holds does not keep it in memory.
+type partsReader struct{ parts [][]byte }
+
+func (r *partsReader) Read(p []byte) (int, error) {
+	for len(r.parts) > 0 && len(r.parts[0]) == 0 {
+		r.parts[0] = nil
+		r.parts = r.parts[1:]
 	}
-	return io.MultiReader(rs...)
+	if len(r.parts) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.parts[0])
+	r.parts[0] = r.parts[0][n:]
+	return n, nil
+}
+
+func (r *partsReader) Close() error {
+	r.parts = nil
+	return nil
 }

@@ -198,8 +198,19 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		for _, pl := range Payloads {
 			pr := PayloadResult{Payload: pl, Peak: map[Mode]uint64{}}
 			for _, m := range []Mode{PlainHop, Router} {
-				c := map[Mode]*child{PlainHop: hop, Router: router}[m]
-				peak, failed, err := payloadPeak(ctx, up, base[m], c, pl)
+				// A fresh process per case: the peak is the case's own, not what earlier
+				// rounds left in the heap.
+				var c *child
+				if m == Router {
+					c, err = startRouter(ctx, o.ProxyBinary, up.url, tmp, o.MemoryLimit)
+				} else {
+					c, err = startHop(ctx, o.HopCommand, up.url)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", m, err)
+				}
+				peak, failed, err := payloadPeak(ctx, up, "http://"+c.addr, c, pl)
+				c.stop()
 				if err != nil {
 					return nil, fmt.Errorf("%s, %s: %w", m, pl.Name, err)
 				}
