@@ -256,8 +256,8 @@ var _ = Describe("router-proxy, run as the operator's Deployment specifies", fun
 			r.Spec.Proxy = &inferencev1alpha1.ProxySpec{APIKeySecretRef: &inferencev1alpha1.LocalObjectReference{Name: "client-keys"}}
 		})
 		routerReady(ns, "bad", "ok", "hang", "breaks", "closed")
-		// The one extra arg: a response-header timeout of 2 s instead of the default 120 s.
-		p := runProxyAsDeployed(ns, "bad-router-proxy", "--response-header-timeout=2s")
+		// The one extra arg: a wait of 2 s for a non-streaming answer instead of the default 30 min.
+		p := runProxyAsDeployed(ns, "bad-router-proxy", "--request-timeout=2s")
 		// A fresh connection per request, so the proxy's goroutines count only what it leaked.
 		hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 		send := func(ctx context.Context, key, body string) (*http.Response, []byte, error) {
