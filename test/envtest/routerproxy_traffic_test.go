@@ -146,10 +146,10 @@ var _ = Describe("Router proxy under real LLM traffic", func() {
 		pods := []*fakePod{newFakePod("a", "192.0.2.61"), newFakePod("b", "192.0.2.62"), newFakePod("c", "192.0.2.63")}
 		for _, f := range pods {
 			f.delay.Store(int64(1500 * time.Millisecond))
-			f.gap.Store(int64(600 * time.Millisecond))
+			f.gap.Store(int64(700 * time.Millisecond))
 			podSlice(ns, "llama", f, true)
 		}
-		p := startBalancingProxy(ns, kubeconfig, "--failure-threshold=1", "--cooldown=10m", "--stream-idle-timeout=1s")
+		p := startBalancingProxy(ns, kubeconfig, "--failure-threshold=1", "--cooldown=10m", "--stream-idle-timeout=2s")
 		Eventually(func() float64 { return podsMetric(p) }).Should(Equal(3.0))
 		c := openaiClient(p, "")
 		got := func() int {
@@ -177,7 +177,7 @@ var _ = Describe("Router proxy under real LLM traffic", func() {
 		Expect(resp.Choices[0].Message.Content).To(BeElementOf("a", "b", "c"))
 		Expect(got()).To(Equal(before + 1))
 
-		By("a stream whose chunks come 600ms apart for 2.4 s runs to its end under a 1 s idle limit")
+		By("a stream whose chunks come 700ms apart for 2.8 s runs to its end under a 2 s idle limit")
 		stream := c.Chat.Completions.NewStreaming(suiteCtx, chatParams("llama-3"))
 		var text strings.Builder
 		for stream.Next() {
@@ -189,9 +189,9 @@ var _ = Describe("Router proxy under real LLM traffic", func() {
 		Expect(text.String()).To(Equal("01234"))
 
 		By("a stream that stops sending for longer than its idle limit is cut")
-		pods[0].gap.Store(int64(3 * time.Second))
-		pods[1].gap.Store(int64(3 * time.Second))
-		pods[2].gap.Store(int64(3 * time.Second))
+		for _, f := range pods {
+			f.gap.Store(int64(4 * time.Second))
+		}
 		stream = c.Chat.Completions.NewStreaming(suiteCtx, chatParams("llama-3"))
 		for stream.Next() {
 		}
