@@ -110,12 +110,19 @@ type RoutingRule struct {
 	// +kubebuilder:validation:MaxLength=63
 	Backend string `json:"backend"`
 
-	// fallbacks are backends tried in order when the backend fails before anything reached the client (a connection error, a timeout before response headers, a 429 or a 5xx).
+	// fallbacks are backends tried in order when the backend fails before anything reached the client (a connection error, a 429 or a 5xx, after the backend's other pods were tried; or a timeout, which is not retried on the same backend).
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:items:MaxLength=63
 	Fallbacks []string `json:"fallbacks,omitempty"`
+
+	// timeout replaces the proxy's wait limits for this rule's requests, as a Go duration such as 90s or 10m: the whole answer of a non-streaming request (default 30m) and the gap between two bytes of a stream (default 5m). Set it to fall back sooner to a fallback backend, or to cut runaway generations; a timeout is not a pod failure and is never retried on the same backend.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeout must be a positive duration such as 90s or 10m"
+	Timeout *string `json:"timeout,omitempty"`
 }
 
 // ProxySpec configures the router-proxy pods.
@@ -131,7 +138,7 @@ type ProxySpec struct {
 	// +kubebuilder:validation:MaxLength=1024
 	Image *string `json:"image,omitempty"`
 
-	// resources is the CPU and memory of the proxy container. Defaults to 100m CPU and 128Mi of memory.
+	// resources is the CPU and memory of the proxy container. Defaults to 100m CPU and 256Mi of memory (README "ModelRouter proxy" says what a concurrency and prompt size need).
 	// +optional
 	Resources *ProxyResources `json:"resources,omitempty"`
 
@@ -190,7 +197,7 @@ type ProxyResources struct {
 	// +optional
 	CPU *resource.Quantity `json:"cpu,omitempty"`
 
-	// memory is the memory the proxy requests and is limited to, as a quantity such as 128Mi. Defaults to 128Mi.
+	// memory is the memory the proxy requests and is limited to, as a quantity such as 128Mi. Defaults to 256Mi; GOMEMLIMIT is set from it.
 	// +optional
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }

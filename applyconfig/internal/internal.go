@@ -711,6 +711,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: name
       type:
         scalar: string
+    - name: timeout
+      type:
+        scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.Runtime
   scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.SecretKeyReference

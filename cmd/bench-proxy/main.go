@@ -37,6 +37,8 @@ func main() {
 	flag.IntVar(&o.Rounds, "r", 3, "Rounds of the three modes, interleaved; the median is reported.")
 	flag.IntVar(&o.TTFBSamples, "ttfb", 500, "Sequential streams per mode for the time to first byte.")
 	flag.IntVar(&o.Streams, "streams", 1000, "Concurrent streams held open for the RSS measurement.")
+	flag.Int64Var(&o.MemoryLimit, "memory-limit", 256<<20, "The router's GOMEMLIMIT in bytes, as the operator sets it from the default memory limit; 0 leaves it unset.")
+	flag.BoolVar(&o.SkipPayloads, "skip-payloads", false, "Skip the memory-budget cases (16 x 4 MiB, 200 x 400 KB streams).")
 	out := flag.String("out", "docs/benchmarks", "Folder for proxy.md; empty writes nothing.")
 	flag.Parse()
 	self, err := os.Executable()
@@ -57,6 +59,11 @@ func main() {
 		if err := benchproxy.Write(res, *out, "make bench-proxy  # go run ./cmd/bench-proxy "+strings.Join(os.Args[1:], " ")); err != nil {
 			fmt.Fprintln(os.Stderr, "error:", err)
 			os.Exit(1)
+		}
+	}
+	for _, p := range res.Payloads {
+		if p.Peak[benchproxy.Router] > p.Payload.Budget() {
+			fmt.Fprintf(os.Stderr, "%s: router-proxy peak RSS above the budget\n", p.Payload.Name)
 		}
 	}
 	if n := res.Failures[benchproxy.Router]; n > 0 {

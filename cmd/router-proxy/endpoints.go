@@ -9,6 +9,8 @@ package main
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -17,16 +19,71 @@ import (
 
 	"github.com/llmkube/operator/internal/routerproxy"
 	"github.com/llmkube/operator/internal/routerproxy/endpoints"
-	"github.com/llmkube/operator/internal/routingdoc"
 )
 
-// watchEndpoints starts the EndpointSlice watch of the backends with a Service and waits up to
-// syncTimeout for it. Without an API to talk to, those backends keep their Service URLs.
-func watchEndpoints(ctx context.Context, log *slog.Logger, b *routerproxy.Balancer, doc *routingdoc.Document, kubeconfig string, syncTimeout time.Duration) {
-	targets := b.Targets(doc)
+// endpointsWatch runs the EndpointSlice watch of the backends with a Service, and restarts it
+// when a new routing document changes those backends.
+type endpointsWatch struct {
+	log         *slog.Logger
+	b           *routerproxy.Balancer
+	kubeconfig  string
+	syncTimeout time.Duration
+
+	mu      sync.Mutex
+	cs      kubernetes.Interface
+	csErr   error
+	running []endpoints.Target
+	stop    context.CancelFunc
+}
+
+func newEndpointsWatch(log *slog.Logger, b *routerproxy.Balancer, kubeconfig string, syncTimeout time.Duration) *endpointsWatch {
+	return &endpointsWatch{log: log, b: b, kubeconfig: kubeconfig, syncTimeout: syncTimeout}
+}
+
+// follow (re)starts the watch for the balancer's current targets and waits up to syncTimeout for
+// it; it does nothing when they did not change. Without an API to talk to, those backends keep
+// their Service URLs.
+func (e *endpointsWatch) follow(ctx context.Context) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	targets := e.b.Targets()
+	slices.SortFunc(targets, func(a, b endpoints.Target) int {
+		if a.Backend < b.Backend {
+			return -1
+		}
+		if a.Backend > b.Backend {
+			return 1
+		}
+		return 0
+	})
+	if e.stop != nil && slices.Equal(targets, e.running) {
+		return
+	}
+	if e.stop != nil {
+		e.stop()
+		e.stop = nil
+	}
+	e.running = targets
 	if len(targets) == 0 {
 		return
 	}
+	if e.cs == nil && e.csErr == nil {
+		e.cs, e.csErr = client(e.kubeconfig)
+	}
+	if e.csErr != nil {
+		e.log.Warn("no Kubernetes API to read EndpointSlices from", "error", e.csErr.Error())
+		for _, t := range targets {
+			e.b.Report(t.Backend, 0, endpoints.ReasonNoAPI)
+		}
+		return
+	}
+	wctx, stop := context.WithCancel(ctx)
+	e.stop = stop
+	w := &endpoints.Watcher{Client: e.cs, Targets: targets, Report: e.b.Report}
+	w.Run(wctx, e.syncTimeout)
+}
+
+func client(kubeconfig string) (kubernetes.Interface, error) {
 	var cfg *rest.Config
 	var err error
 	if kubeconfig != "" {
@@ -34,18 +91,9 @@ func watchEndpoints(ctx context.Context, log *slog.Logger, b *routerproxy.Balanc
 	} else {
 		cfg, err = rest.InClusterConfig()
 	}
-	var cs kubernetes.Interface
-	if err == nil {
-		cfg.UserAgent = "llmkube-router-proxy"
-		cs, err = kubernetes.NewForConfig(cfg)
-	}
 	if err != nil {
-		log.Warn("no Kubernetes API to read EndpointSlices from", "error", err.Error())
-		for _, t := range targets {
-			b.Report(t.Backend, 0, endpoints.ReasonNoAPI)
-		}
-		return
+		return nil, err
 	}
-	w := &endpoints.Watcher{Client: cs, Targets: targets, Report: b.Report}
-	w.Run(ctx, syncTimeout)
+	cfg.UserAgent = "llmkube-router-proxy"
+	return kubernetes.NewForConfig(cfg)
 }

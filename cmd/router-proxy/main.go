@@ -14,8 +14,11 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -37,7 +40,9 @@ func main() {
 		maxBody        = flag.Int64("max-body-bytes", 32<<20, "Largest request body; larger ones get 413.")
 		bodyTimeout    = flag.Duration("body-read-timeout", time.Minute, "Longest time to read a request body.")
 		headerTimeout  = flag.Duration("read-header-timeout", 10*time.Second, "Longest time a client may take to send its request headers.")
-		respTimeout    = flag.Duration("response-header-timeout", 120*time.Second, "Longest wait for a backend's response headers, per attempt (a long prompt's prefill is slow); a stream's body has no limit.")
+		reqTimeout     = flag.Duration("request-timeout", routerproxy.DefaultRequestTimeout, "Longest wait for a whole non-streaming answer, per attempt (a generation sends its headers only when it is done); a rule's timeout replaces it.")
+		idleTimeout    = flag.Duration("stream-idle-timeout", routerproxy.DefaultStreamIdleTimeout, "Longest wait for a stream's headers and between two of its bytes, per attempt (a stream has no total limit); a rule's timeout replaces it.")
+		reloadEvery    = flag.Duration("config-reload-interval", 2*time.Second, "How often the mounted routing document is reread; a changed one applies to new requests.")
 		threshold      = flag.Int("failure-threshold", 3, "Failures in a row after which a backend cools down.")
 		cooldown       = flag.Duration("cooldown", 30*time.Second, "How long a failing backend is skipped, unless it is a request's last option.")
 		shutdownDelay  = flag.Duration("shutdown-delay", 5*time.Second, "After SIGTERM, how long readiness fails while requests are still accepted.")
@@ -47,10 +52,10 @@ func main() {
 		syncTimeout    = flag.Duration("endpoints-sync-timeout", 5*time.Second, "How long the proxy waits at start for the EndpointSlices before serving (through the Service URLs until they arrive).")
 		podTries       = flag.Int("pod-tries", 3, "Pods one request may try on one backend before its rule's next backend.")
 		loadFactor     = flag.Float64("affinity-load-factor", 1.25, "PrefixAffinity: a pod takes the requests of its prefixes while its outstanding requests stay at most this times the mean (> 1).")
-		testAddressMap = flag.String("test-address-map", "", "TESTS ONLY, never in a cluster: FROM=TO,... dials a CIDR prefix or host name FROM at the loopback address TO (see routerproxy.AddressMap).")
 	)
 	flag.Parse()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	memoryLimit(log)
 	if *showVersion {
 		fmt.Println(version.Version, routingdoc.Version)
 		return
@@ -65,14 +70,11 @@ func main() {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	transport := routerproxy.NewTransport(*respTimeout)
-	if *testAddressMap != "" {
-		m, err := routerproxy.ParseAddressMap(*testAddressMap)
-		if err != nil {
+	transport := routerproxy.NewTransport()
+	if testSeams != nil {
+		if err := testSeams(transport, log); err != nil {
 			fail(log, err)
 		}
-		m.Apply(transport)
-		log.Warn("test address map in use: connections are redirected to loopback (tests only)", "map", *testAddressMap)
 	}
 	balancer := routerproxy.NewBalancer(doc, routerproxy.BalancerOptions{
 		FailureThreshold: *threshold, Cooldown: *cooldown, MaxPodTries: *podTries, LoadFactor: *loadFactor, Log: log, Registerer: reg,
@@ -80,7 +82,7 @@ func main() {
 	proxy, err := routerproxy.New(routerproxy.Options{
 		Document: doc, Getenv: os.Getenv,
 		APIKeysDir: *apiKeysDir, APIKeysRefresh: *apiKeysRefresh,
-		MaxBodyBytes: *maxBody, BodyReadTimeout: *bodyTimeout, ResponseHeaderTimeout: *respTimeout,
+		MaxBodyBytes: *maxBody, BodyReadTimeout: *bodyTimeout, RequestTimeout: *reqTimeout, StreamIdleTimeout: *idleTimeout,
 		FailureThreshold: *threshold, Cooldown: *cooldown,
 		Log: log, Registerer: reg, Transport: transport, Balancer: balancer,
 	})
@@ -89,7 +91,11 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	watchEndpoints(ctx, log, balancer, doc, *kubeconfig, *syncTimeout)
+	ew := newEndpointsWatch(log, balancer, *kubeconfig, *syncTimeout)
+	ew.follow(ctx)
+	dw := routerproxy.NewDocumentWatcher(*config, data, *reloadEvery, proxy, reg, log)
+	dw.Applied = func(*routingdoc.Document) { ew.follow(ctx) }
+	go dw.Run(ctx)
 	srv := &routerproxy.Server{
 		Proxy: proxy, Listen: *listen, MetricsListen: *metricsListen, Gatherer: reg,
 		ReadHeaderTimeout: *headerTimeout, ShutdownDelay: *shutdownDelay, DrainTimeout: *drain, Log: log,
@@ -98,6 +104,25 @@ func main() {
 	if err := srv.Run(ctx); err != nil {
 		fail(log, err)
 	}
+}
+
+// testSeams is set by the build tag routerproxy_testseams only (testseams.go): the integration
+// tests' address map never ships in the production binary.
+var testSeams func(*http.Transport, *slog.Logger) error
+
+// memoryLimit lowers GOMEMLIMIT to 90% when it is a plain byte count: the operator sets it to
+// the container's memory limit (resourceFieldRef limits.memory), and the runtime needs headroom
+// for what its limit does not count (stacks not yet freed, the kernel's page cache of the binary)
+// to collect before the kernel kills it rather than after.
+func memoryLimit(log *slog.Logger) {
+	v := os.Getenv("GOMEMLIMIT")
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return
+	}
+	limit := n / 10 * 9
+	debug.SetMemoryLimit(limit)
+	log.Info("memory limit", "containerLimitBytes", n, "goMemLimitBytes", limit)
 }
 
 func fail(log *slog.Logger, err error) {

@@ -8,8 +8,6 @@ package modelrouter
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strconv"
@@ -35,9 +33,9 @@ const (
 	LabelApp         = "app"
 	LabelModelRouter = "inference.llmkube.dev/model-router"
 
-	// AnnotationConfigHash is the hash of the ConfigMap's data on the pod template, so that a
-	// routing change rolls the proxy pods. The operator's value wins over the user's.
-	AnnotationConfigHash = "inference.llmkube.dev/router-config-hash"
+	// No hash of the routing document is on the pod template: the proxy rereads its mounted
+	// document and switches to it for new requests (internal/routerproxy DocumentWatcher), so a
+	// routing change cuts no stream. An image, flag, env or resource change still rolls the pods.
 	AnnotationScrape     = "prometheus.io/scrape"
 	AnnotationScrapePath = "prometheus.io/path"
 	AnnotationScrapePort = "prometheus.io/port"
@@ -77,8 +75,11 @@ const (
 )
 
 var (
-	defaultCPU    = resource.MustParse("100m")
-	defaultMemory = resource.MustParse("128Mi")
+	defaultCPU = resource.MustParse("100m")
+	// defaultMemory fits the concurrency README "ModelRouter proxy" documents: the proxy needs
+	// about 40 MiB plus 1.5 times the request bodies in flight, under GOMEMLIMIT (90% of this):
+	// 16 concurrent 4 MiB prompts or 200 concurrent 400 KB ones (make bench-proxy measures both).
+	defaultMemory = resource.MustParse("256Mi")
 	// tmpSize bounds the writable /tmp the read-only root filesystem leaves the proxy; it also keeps
 	// the emptyDir from being an empty struct in the apply.
 	tmpSize = resource.MustParse("16Mi")
@@ -174,7 +175,7 @@ func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingdo
 	for _, rule := range router.Spec.Rules {
 		models := slices.Clone(rule.Models)
 		slices.Sort(models)
-		doc.Rules = append(doc.Rules, routingdoc.Rule{Name: rule.Name, Models: models, Backend: rule.Backend, Fallbacks: slices.Clone(rule.Fallbacks)})
+		doc.Rules = append(doc.Rules, routingdoc.Rule{Name: rule.Name, Models: models, Backend: rule.Backend, Fallbacks: slices.Clone(rule.Fallbacks), Timeout: ptr.Deref(rule.Timeout, "")})
 	}
 	return doc
 }
@@ -186,23 +187,6 @@ func ConfigData(router *inferencev1alpha1.ModelRouter, res []Resolution) (map[st
 		return nil, err
 	}
 	return map[string]string{ConfigKey: string(doc)}, nil
-}
-
-// ConfigHash is the first 16 hex digits of the sha256 of data, over its keys in order.
-func ConfigHash(data map[string]string) string {
-	keys := make([]string, 0, len(data))
-	for k := range data {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	h := sha256.New()
-	for _, k := range keys {
-		h.Write([]byte(k))
-		h.Write([]byte{0})
-		h.Write([]byte(data[k]))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 func ownerReference(router *inferencev1alpha1.ModelRouter) *metav1ac.OwnerReferenceApplyConfiguration {
@@ -227,8 +211,6 @@ func ConfigMap(router *inferencev1alpha1.ModelRouter, data map[string]string) *c
 type Inputs struct {
 	// EmitScrapeAnnotations adds prometheus.io/* hints for the metrics port.
 	EmitScrapeAnnotations bool
-	// ConfigHash is ConfigHash of the ConfigMap's data.
-	ConfigHash string
 	// Resolutions of the backends: only resolved external backends' Secrets become envFrom.
 	Resolutions []Resolution
 	// Image is the proxy image when spec.proxy.image is not set (--router-proxy-image);
@@ -272,6 +254,10 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 		WithResources(corev1ac.ResourceRequirements().
 			WithRequests(corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: memory}).
 			WithLimits(corev1.ResourceList{corev1.ResourceMemory: memory})).
+		// The Go runtime collects before the container's limit rather than after it: the proxy
+		// reads the limit in bytes and keeps 90% of it (cmd/router-proxy memoryLimit).
+		WithEnv(corev1ac.EnvVar().WithName("GOMEMLIMIT").WithValueFrom(corev1ac.EnvVarSource().
+			WithResourceFieldRef(corev1ac.ResourceFieldSelector().WithContainerName(ContainerName).WithResource("limits.memory").WithDivisor(resource.MustParse("1"))))).
 		WithReadinessProbe(corev1ac.Probe().
 			WithHTTPGet(corev1ac.HTTPGetAction().WithPath("/readyz").WithPort(intstr.FromString(PortName))).
 			WithPeriodSeconds(5).
@@ -327,7 +313,7 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 	template := corev1ac.PodTemplateSpec().
 		WithLabels(podmeta.Labels(SelectorLabels(router.Name), proxy.PodLabels)).
 		WithSpec(podSpec)
-	if a := podmeta.AnnotationsPinned(scrapeAnnotations(in), map[string]string{AnnotationConfigHash: in.ConfigHash}, proxy.PodAnnotations); a != nil {
+	if a := podmeta.AnnotationsPinned(scrapeAnnotations(in), nil, proxy.PodAnnotations); a != nil {
 		template.WithAnnotations(a)
 	}
 

@@ -106,9 +106,6 @@ func TestConfigDataIsStableAndSorted(t *testing.T) {
 	if _, err := routingdoc.Parse([]byte(a[ConfigKey])); err != nil {
 		t.Fatalf("the proxy's parser refuses the operator's document: %v", err)
 	}
-	if ConfigHash(a) != ConfigHash(b) || len(ConfigHash(a)) != 16 {
-		t.Fatalf("hash: %s %s", ConfigHash(a), ConfigHash(b))
-	}
 }
 
 func TestUnresolvedBackendLeavesConfigAndEnvFrom(t *testing.T) {
@@ -127,7 +124,7 @@ func TestUnresolvedBackendLeavesConfigAndEnvFrom(t *testing.T) {
 	if len(cfg.Backends) != 1 || cfg.Backends[0].Name != "local" {
 		t.Fatalf("only the resolved backend is configured: %+v", cfg.Backends)
 	}
-	d := Deployment(r, Inputs{ConfigHash: ConfigHash(data), Resolutions: res})
+	d := Deployment(r, Inputs{Resolutions: res})
 	if n := len(d.Spec.Template.Spec.Containers[0].EnvFrom); n != 0 {
 		t.Fatalf("a missing Secret must not reach envFrom, got %d entries", n)
 	}
@@ -139,14 +136,21 @@ func TestUnresolvedBackendLeavesConfigAndEnvFrom(t *testing.T) {
 	}
 }
 
-func TestRoutingChangeChangesHash(t *testing.T) {
+// A routing change reaches the proxy through its mounted document, which it rereads: the pod
+// template stays as it is, so no proxy pod rolls and no stream is cut.
+func TestRoutingChangeLeavesThePodTemplate(t *testing.T) {
 	r := router(nil)
-	base, _ := ConfigData(r, Resolve(r, allFound()))
+	baseRes := Resolve(r, allFound())
+	base, _ := ConfigData(r, baseRes)
 	found := allFound()
 	found.InferenceServices["llama"].Spec.Endpoint = &inferencev1alpha1.EndpointSpec{Port: ptr.To[int32](9000)}
-	moved, _ := ConfigData(r, Resolve(r, found))
-	if ConfigHash(base) == ConfigHash(moved) {
-		t.Fatal("an InferenceService's port change must change the hash")
+	movedRes := Resolve(r, found)
+	moved, _ := ConfigData(r, movedRes)
+	if base[ConfigKey] == moved[ConfigKey] {
+		t.Fatal("an InferenceService's port change must change the routing document")
+	}
+	if diff := cmp.Diff(Deployment(r, Inputs{Resolutions: baseRes}).Spec.Template, Deployment(r, Inputs{Resolutions: movedRes}).Spec.Template); diff != "" {
+		t.Fatalf("the pod template changed with the routing (-before +after):\n%s", diff)
 	}
 }
 
@@ -155,33 +159,32 @@ func TestDeploymentPodMetadata(t *testing.T) {
 		r.Spec.Proxy = &inferencev1alpha1.ProxySpec{
 			PodLabels: map[string]inferencev1alpha1.LabelValue{"team": "a"},
 			PodAnnotations: map[string]string{
-				AnnotationConfigHash: "spoofed",
 				AnnotationScrapePort: "1234",
 			},
 		}
 	})
-	d := Deployment(r, Inputs{ConfigHash: "abc", EmitScrapeAnnotations: true})
+	d := Deployment(r, Inputs{EmitScrapeAnnotations: true})
 	tmpl := d.Spec.Template
 	wantLabels := map[string]string{"app": "r-router-proxy", "inference.llmkube.dev/model-router": "r", "team": "a"}
 	if diff := cmp.Diff(wantLabels, tmpl.Labels); diff != "" {
 		t.Fatalf("labels (-want +got):\n%s", diff)
 	}
 	wantAnn := map[string]string{
-		AnnotationConfigHash: "abc", AnnotationScrape: "true", AnnotationScrapePath: "/metrics", AnnotationScrapePort: "1234",
+		AnnotationScrape: "true", AnnotationScrapePath: "/metrics", AnnotationScrapePort: "1234",
 	}
 	if diff := cmp.Diff(wantAnn, tmpl.Annotations); diff != "" {
-		t.Fatalf("annotations: the hash is the operator's, scrape hints the user's (-want +got):\n%s", diff)
+		t.Fatalf("annotations: scrape hints the user's (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(SelectorLabels("r"), d.Spec.Selector.MatchLabels); diff != "" {
 		t.Fatalf("selector:\n%s", diff)
 	}
-	if _, ok := Deployment(r, Inputs{ConfigHash: "abc"}).Spec.Template.Annotations[AnnotationScrape]; ok {
+	if _, ok := Deployment(r, Inputs{}).Spec.Template.Annotations[AnnotationScrape]; ok {
 		t.Fatal("no scrape hint with emission off")
 	}
 }
 
 func TestDeploymentDefaultsAndSecurity(t *testing.T) {
-	d := Deployment(router(nil), Inputs{ConfigHash: "h", Image: "example.com/proxy:1"})
+	d := Deployment(router(nil), Inputs{Image: "example.com/proxy:1"})
 	if *d.Name != "r-router-proxy" || *d.Spec.Replicas != 1 || d.Spec.RevisionHistoryLimit != nil {
 		t.Fatalf("name/replicas/revisionHistoryLimit: %s %d %v", *d.Name, *d.Spec.Replicas, d.Spec.RevisionHistoryLimit)
 	}
@@ -192,8 +195,11 @@ func TestDeploymentDefaultsAndSecurity(t *testing.T) {
 	if q := (*c.Resources.Requests)[corev1.ResourceCPU]; q.String() != "100m" {
 		t.Fatalf("cpu %s", q.String())
 	}
-	if q := (*c.Resources.Requests)[corev1.ResourceMemory]; q.String() != "128Mi" {
+	if q := (*c.Resources.Requests)[corev1.ResourceMemory]; q.String() != "256Mi" {
 		t.Fatalf("memory %s", q.String())
+	}
+	if len(c.Env) != 1 || *c.Env[0].Name != "GOMEMLIMIT" || *c.Env[0].ValueFrom.ResourceFieldRef.Resource != "limits.memory" || *c.Env[0].ValueFrom.ResourceFieldRef.ContainerName != ContainerName {
+		t.Fatalf("GOMEMLIMIT from the container's memory limit: %+v", c.Env)
 	}
 	sc := c.SecurityContext
 	if !*sc.RunAsNonRoot || *sc.AllowPrivilegeEscalation || !*sc.ReadOnlyRootFilesystem ||
@@ -217,7 +223,7 @@ func TestDeploymentDefaultsAndSecurity(t *testing.T) {
 			NodeSelector:     map[string]string{"pool": "cpu"},
 			ImagePullSecrets: []inferencev1alpha1.LocalObjectReference{{Name: "pull"}},
 		}
-	}), Inputs{ConfigHash: "h"})
+	}), Inputs{})
 	if *d.Spec.Replicas != 3 || *d.Spec.RevisionHistoryLimit != 2 || *d.Spec.Template.Spec.Containers[0].Image != "example.com/proxy:1" ||
 		d.Spec.Template.Spec.NodeSelector["pool"] != "cpu" || *d.Spec.Template.Spec.ImagePullSecrets[0].Name != "pull" {
 		t.Fatalf("proxy spec not applied: %+v", d.Spec)

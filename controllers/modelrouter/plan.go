@@ -122,7 +122,7 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 	}
 	return &Plan{
 		router:      router,
-		in:          Inputs{EmitScrapeAnnotations: f.EmitScrapeAnnotations, ConfigHash: ConfigHash(data), Resolutions: res, Image: f.Image},
+		in:          Inputs{EmitScrapeAnnotations: f.EmitScrapeAnnotations, Resolutions: res, Image: f.Image},
 		Resolutions: res,
 		Access: []plan.Object{
 			plan.Of(ServiceAccount(router), newServiceAccount, corev1ac.ExtractServiceAccount),
@@ -137,19 +137,17 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 // Inputs are the Deployment builder's inputs the plan computed.
 func (p *Plan) Inputs() Inputs { return p.in }
 
-// Deployment is the proxy Deployment of the plan, for a routing document of hash configHash (the
-// plan's own when empty); a fresh apply configuration on every call.
-func (p *Plan) Deployment(configHash string) *appsv1ac.DeploymentApplyConfiguration {
-	in := p.in
-	if configHash != "" {
-		in.ConfigHash = configHash
-	}
-	return Deployment(p.router, in)
+// Deployment is the proxy Deployment of the plan; a fresh apply configuration on every call.
+//
+// Note: its pod template does not depend on the routing document: the proxy rereads the mounted
+// document and switches to it, so a routing change rolls no pod.
+func (p *Plan) Deployment() *appsv1ac.DeploymentApplyConfiguration {
+	return Deployment(p.router, p.in)
 }
 
 // DeploymentObject is the plan's Deployment as a plan.Object.
 func (p *Plan) DeploymentObject() plan.Object {
-	return plan.Of(p.Deployment(""), newDeployment, appsv1ac.ExtractDeployment)
+	return plan.Of(p.Deployment(), newDeployment, appsv1ac.ExtractDeployment)
 }
 
 // Objects are every object of the plan in the order the reconciler applies them.

@@ -174,12 +174,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			failures = append(failures, err)
 		}
 	}
-	landed := p.Inputs().ConfigHash
 	if err := p.ConfigMap.Sync(ctx, r.Applier, r.Client, router); err != nil {
 		failures = append(failures, err)
-		landed = "" // the document did not land: keep the hash of the one that did
 	}
-	applied, err := r.reconcileDeployment(ctx, router, live, p, landed)
+	applied, err := r.reconcileDeployment(ctx, router, live, p)
 	if err != nil {
 		failures = append(failures, err)
 	} else if applied != nil {
@@ -197,13 +195,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // reconcileDeployment applies the proxy Deployment when the owned fields differ, and returns it as
 // the API server answered (live when nothing was sent).
-//
-// Note: landed empty means the routing document did not land (its ConfigMap apply failed): the
-// template then keeps the hash it carries, the one of the document that did land, so the pods do
-// not roll onto a configuration they would not find; they roll once it lands.
-func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, p *Plan, landed string) (*appsv1.Deployment, error) {
+func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, p *Plan) (*appsv1.Deployment, error) {
 	key := types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}
-	desired := p.Deployment("")
+	desired := p.Deployment()
 	c := ownership.Change{Owner: router, Desired: desired}
 	if live != nil {
 		var err error
@@ -215,16 +209,7 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev
 			return nil, ownership.Fail("Deployment", key, ownership.StepExtract, err)
 		}
 		c.Live, c.Owned = live, extracted
-		if landed == "" {
-			landed = ownedConfigHash(extracted)
-		}
 	}
-	if landed == "" {
-		// No Deployment yet and no document landed: the pods cannot start before it does, and
-		// roll onto it when it lands.
-		landed = "none"
-	}
-	c.Desired = p.Deployment(landed)
 	if err := r.Applier.ApplyChange(ctx, c); err != nil {
 		return nil, err
 	}
@@ -234,10 +219,3 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev
 	return live, nil
 }
 
-// ownedConfigHash is the config hash the operator's own template carries, "" when none.
-func ownedConfigHash(owned *appsv1ac.DeploymentApplyConfiguration) string {
-	if owned.Spec == nil || owned.Spec.Template == nil {
-		return ""
-	}
-	return owned.Spec.Template.Annotations[AnnotationConfigHash]
-}

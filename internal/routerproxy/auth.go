@@ -12,6 +12,7 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,19 +80,27 @@ func (k *keyring) watch(ctx context.Context, interval time.Duration, log *slog.L
 	}
 }
 
-// allowed reports whether authorization ("Bearer <key>") carries one of the keys. An empty
-// keyring allows nothing.
+// allowed reports whether h carries one of the keys, where the OpenAI, Azure and Anthropic SDKs
+// put it: Authorization with the Bearer scheme in any case (RFC 9110 section 11.1), or api-key,
+// or x-api-key. An empty keyring allows nothing.
 //
 // Note: the comparison is of SHA-256 sums, in constant time, over every key: neither the length
 // nor the position of a key, nor how much of a guess matched, shows in the time taken.
-func (k *keyring) allowed(authorization string) bool {
-	token, ok := strings.CutPrefix(authorization, "Bearer ")
+func (k *keyring) allowed(h http.Header) bool {
+	var token string
+	if scheme, rest, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		token = strings.TrimSpace(rest)
+	} else if v := h.Get("Api-Key"); v != "" {
+		token = strings.TrimSpace(v)
+	} else {
+		token = strings.TrimSpace(h.Get("X-Api-Key"))
+	}
 	sum := sha256.Sum256([]byte(token))
 	match := 0
 	for _, key := range *k.keys.Load() {
 		match |= subtle.ConstantTimeCompare(sum[:], key[:])
 	}
-	return ok && match == 1
+	return token != "" && match == 1
 }
 
 func (k *keyring) count() int { return len(*k.keys.Load()) }

@@ -11,15 +11,19 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync/atomic"
-	"time"
 
+	"github.com/llmkube/operator/internal/routerproxy/balance"
 	"github.com/llmkube/operator/internal/routingdoc"
 )
 
 // backend is one resolved backend of the routing document, ready to send to.
 type backend struct {
 	name string
+	// def is what the document said: a reload keeps a backend (and its health) when it is equal.
+	def routingdoc.Backend
+	// external says the backend is outside the cluster: only allowlisted headers cross
+	// (headers.go).
+	external bool
 	// base is the URL every request path is appended to; trimV1 says whether the request path's
 	// leading /v1 is dropped first (an external API base already ends in it).
 	base   *url.URL
@@ -28,10 +32,15 @@ type backend struct {
 	modelJSON []byte
 	// authHeader and authValue are the backend's credential header, empty without credentials.
 	authHeader, authValue string
+	// organization and project are sent as OpenAI-Organization and OpenAI-Project (the
+	// credentials Secret's optional ORGANIZATION and PROJECT keys), never the client's.
+	organization, project string
 	// missingKey names the environment variable a credentials Secret should have given.
 	missingKey string
 
-	health health
+	// health is the backend's own, for attempts that go to its URL (an external API, or a
+	// Service without pods to choose); a pod's is its Endpoint's.
+	health balance.Health
 }
 
 // newBackend prepares b. getenv reads the container's environment, where the operator's envFrom
@@ -43,11 +52,13 @@ func newBackend(b routingdoc.Backend, getenv func(string) string) (*backend, err
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawPath = ""
-	be := &backend{name: b.Name, base: u, trimV1: b.Kind == routingdoc.KindExternal}
+	be := &backend{name: b.Name, def: b, base: u, trimV1: b.Kind == routingdoc.KindExternal, external: b.Kind == routingdoc.KindExternal}
 	if b.Model != "" {
 		be.modelJSON, _ = json.Marshal(b.Model)
 	}
 	if b.CredentialsEnvPrefix != "" {
+		be.organization = strings.TrimSpace(getenv(b.CredentialsEnvPrefix + routingdoc.CredentialsOrganizationKey))
+		be.project = strings.TrimSpace(getenv(b.CredentialsEnvPrefix + routingdoc.CredentialsProjectKey))
 		env := b.CredentialsEnvPrefix + routingdoc.CredentialsKey
 		key := strings.TrimSpace(getenv(env))
 		if key == "" {
@@ -86,26 +97,4 @@ func (b *backend) target(path, query string) *url.URL {
 		u.RawQuery += "&" + query
 	}
 	return &u
-}
-
-// health is a backend's run of failures. After threshold failures in a row the backend cools
-// down: requests skip it for a while unless it is their last option.
-type health struct {
-	fails atomic.Int32
-	until atomic.Int64 // unix nanoseconds the cooldown ends
-}
-
-func (h *health) cooling(now time.Time) bool { return now.UnixNano() < h.until.Load() }
-
-func (h *health) failed(now time.Time, threshold int, cooldown time.Duration) {
-	if n := h.fails.Add(1); int(n) >= threshold {
-		h.until.Store(now.Add(cooldown).UnixNano())
-		h.fails.Store(0)
-	}
-}
-
-func (h *health) succeeded() {
-	if h.fails.Load() != 0 {
-		h.fails.Store(0)
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,11 +24,9 @@ import (
 // routing document. A backend without pods (no permission to read EndpointSlices, none ready,
 // not synced yet) sends to its Service URL, as it did before balancing.
 type Balancer struct {
-	policy string
-	pools  map[string]*balance.Pool
-	// MaxPodTries bounds the pods one request tries on one backend before its rule's next backend.
-	maxPodTries int
-	log         *slog.Logger
+	o     BalancerOptions
+	state atomic.Pointer[balancerState]
+	log   *slog.Logger
 
 	mu      sync.Mutex
 	reasons map[string]string // the last fallback reason reported, by backend
@@ -36,6 +35,13 @@ type Balancer struct {
 	fallback  *prometheus.GaugeVec
 	ejections *prometheus.CounterVec
 	retries   *prometheus.CounterVec
+}
+
+// balancerState is what one routing document says: swapped whole on a reload.
+type balancerState struct {
+	policy   string
+	pools    map[string]*balance.Pool
+	services map[string]routingdoc.Service
 }
 
 // BalancerOptions configure a Balancer.
@@ -60,8 +66,7 @@ func NewBalancer(doc *routingdoc.Document, o BalancerOptions) *Balancer {
 		o.MaxPodTries = 3
 	}
 	b := &Balancer{
-		policy: doc.Balancing, pools: map[string]*balance.Pool{}, maxPodTries: o.MaxPodTries, log: o.Log,
-		reasons: map[string]string{},
+		o: o, log: o.Log, reasons: map[string]string{},
 		pods: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "llmkube_router_backend_pods", Help: "Ready pods of an InferenceService backend the proxy balances over, from its EndpointSlices.",
 		}, []string{"backend"}),
@@ -78,22 +83,36 @@ func NewBalancer(doc *routingdoc.Document, o BalancerOptions) *Balancer {
 	if o.Registerer != nil {
 		o.Registerer.MustRegister(b.pods, b.fallback, b.ejections, b.retries)
 	}
+	b.reload(doc)
+	return b
+}
+
+// reload takes doc's backends with a Service: a backend whose Service did not change keeps its
+// pool (its pods' counters and ejections).
+func (b *Balancer) reload(doc *routingdoc.Document) {
+	old := b.state.Load()
+	s := &balancerState{policy: doc.Balancing, pools: map[string]*balance.Pool{}, services: map[string]routingdoc.Service{}}
 	for _, be := range doc.Backends {
 		if be.Kind != routingdoc.KindInferenceService || be.Service == nil {
 			continue
 		}
-		b.pools[be.Name] = &balance.Pool{Threshold: o.FailureThreshold, Cooldown: o.Cooldown, LoadFactor: o.LoadFactor}
+		s.services[be.Name] = *be.Service
+		if old != nil && old.pools[be.Name] != nil && old.services[be.Name] == *be.Service {
+			s.pools[be.Name] = old.pools[be.Name]
+			continue
+		}
+		s.pools[be.Name] = &balance.Pool{Threshold: b.o.FailureThreshold, Cooldown: b.o.Cooldown, LoadFactor: b.o.LoadFactor}
 	}
-	return b
+	b.state.Store(s)
 }
 
 // Targets are the Services the endpoints watcher feeds into the pools.
-func (b *Balancer) Targets(doc *routingdoc.Document) []endpoints.Target {
+func (b *Balancer) Targets() []endpoints.Target {
+	s := b.state.Load()
 	var out []endpoints.Target
-	for _, be := range doc.Backends {
-		if p := b.pools[be.Name]; p != nil {
-			out = append(out, endpoints.Target{Backend: be.Name, Namespace: be.Service.Namespace, Service: be.Service.Name, Port: be.Service.Port, Pool: p})
-		}
+	for name, p := range s.pools {
+		svc := s.services[name]
+		out = append(out, endpoints.Target{Backend: name, Namespace: svc.Namespace, Service: svc.Name, Port: svc.Port, Pool: p})
 	}
 	return out
 }
@@ -122,73 +141,53 @@ func (b *Balancer) Report(backend string, pods int, reason string) {
 	}
 }
 
-// tryBackend sends the request to one of b's pods, and to another pod when that one fails before
-// anything reached the client, up to maxPodTries pods; without pods, to b's Service URL. It
-// returns false when the rule's next backend should be tried.
-func (p *Proxy) tryBackend(w http.ResponseWriter, r *http.Request, x *exchange, b *backend, body []byte, rb requestBody, last bool) bool {
+// podFailed records a failed attempt on pod; it reports whether this one ejected it.
+func (b *Balancer) podFailed(backend string, pod *balance.Endpoint, now time.Time) bool {
+	if !pod.Health().Failed(now, b.o.FailureThreshold, b.o.Cooldown) {
+		return false
+	}
+	b.ejections.WithLabelValues(backend).Inc()
+	return true
+}
+
+// tryBackend sends the request to one of b's pods, and to another pod when judge allows it, up to
+// MaxPodTries pods; without pods, to b's Service URL. It returns false when the rule's next
+// backend should be tried.
+func (p *Proxy) tryBackend(w http.ResponseWriter, x *exchange, req *upstreamRequest, b *backend, last bool) bool {
 	var pool *balance.Pool
+	var policy string
 	if p.balancer != nil {
-		pool = p.balancer.pools[b.name]
+		s := p.balancer.state.Load()
+		pool, policy = s.pools[b.name], s.policy
 	}
 	if pool == nil || pool.Len() == 0 {
-		return p.attempt(w, r, x, b, nil, body, rb, last)
+		return p.settle(w, x, req, b, nil, p.attempt(x, req, b, nil), last, false) == done
 	}
-	req := balance.Request{AllowEjected: last}
-	if p.balancer.policy == routingdoc.BalancingPrefixAffinity {
-		req.Key, req.HasKey = affinityKey(r, body, rb)
+	pr := balance.Request{AllowEjected: last}
+	if policy == routingdoc.BalancingPrefixAffinity {
+		pr.Key, pr.HasKey = affinityKey(req.r, req.body, req.rb)
 	}
-	for try := range p.balancer.maxPodTries {
+	maxTries := p.balancer.o.MaxPodTries
+	for try := range maxTries {
 		now := time.Now()
-		pod := pool.Pick(req, now)
+		pod := pool.Pick(pr, now)
 		if pod == nil {
 			break
 		}
-		req.Tried = append(req.Tried, pod)
-		lastTry := last && (try == p.balancer.maxPodTries-1 || pool.Remaining(req, now) == 0)
-		if p.attempt(w, r, x, b, pod, body, rb, lastTry) {
-			switch {
-			case x.status == 499:
-			case x.status >= 500:
-				b.health.failed(time.Now(), p.o.FailureThreshold, p.o.Cooldown)
-			default:
-				b.health.succeeded()
-			}
+		pr.Tried = append(pr.Tried, pod)
+		morePods := try < maxTries-1 && pool.Remaining(pr, now) > 0
+		switch p.settle(w, x, req, b, pod, p.attempt(x, req, b, pod), last, morePods) {
+		case done:
 			return true
+		case nextBackend:
+			return false
 		}
 		p.balancer.retries.WithLabelValues(b.name).Inc()
 	}
 	if last {
 		// The pods ran out between two picks (the watch removed them): the request's last
 		// option is then the Service, which always gets an answer written.
-		return p.attempt(w, r, x, b, nil, body, rb, true)
+		return p.settle(w, x, req, b, nil, p.attempt(x, req, b, nil), true, false) == done
 	}
-	b.health.failed(time.Now(), p.o.FailureThreshold, p.o.Cooldown)
 	return false
-}
-
-// podFailed records a failed attempt on pod, and counts an ejection.
-func (p *Proxy) podFailed(b *backend, pod *balance.Endpoint, now time.Time) {
-	pool := p.balancer.pools[b.name]
-	if pool.Failed(pod, now) {
-		p.balancer.ejections.WithLabelValues(b.name).Inc()
-		p.log.Warn("pod ejected after failing in a row", "backend", b.name, "pod", pod.Addr, "cooldown", p.o.Cooldown.String())
-	}
-}
-
-// failed and succeeded feed an attempt's outcome to the pod's health when it went to a pod, else
-// to the backend's.
-func (p *Proxy) failed(b *backend, pod *balance.Endpoint, now time.Time) {
-	if pod != nil {
-		p.podFailed(b, pod, now)
-		return
-	}
-	b.health.failed(now, p.o.FailureThreshold, p.o.Cooldown)
-}
-
-func (p *Proxy) succeeded(b *backend, pod *balance.Endpoint) {
-	if pod != nil {
-		p.balancer.pools[b.name].Succeeded(pod)
-		return
-	}
-	b.health.succeeded()
 }

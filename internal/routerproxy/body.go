@@ -12,67 +12,133 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"time"
 )
 
 // requestBody is what the proxy needs from a request body: the model, where its value sits (to
-// rewrite it without re-encoding the rest), and whether the client asked for a stream.
+// rewrite it without re-encoding the rest), whether the client asked for a stream, and where the
+// values prefix affinity hashes sit (messages, prompt). Spans are offsets into the body: nothing
+// of the body is copied.
 type requestBody struct {
 	model      string
 	modelStart int
 	modelEnd   int
 	stream     bool
+	// messages and prompt are the spans of those top-level values, [0,0) when absent.
+	messagesStart, messagesEnd int
+	promptStart, promptEnd     int
+}
+
+// Memory: a request body is held once, in the buffer readBody fills; everything else (the scan,
+// the model rewrite, the affinity key) works on offsets into it. make bench-proxy measures it.
+
+// readBody reads the whole body into one buffer that grows with what arrives.
+//
+// Note: the declared Content-Length is never allocated ahead of the bytes, so idle clients
+// declaring large bodies cost nothing: the buffer doubles from 64 KiB, and jumps to exactly the
+// declared length once a quarter of it (at most 1 MiB) has arrived, so an honest large body leaves
+// at most about half its size behind in smaller buffers, and a client must send 1 MiB to make
+// the proxy hold 32 MiB (for --body-read-timeout at most).
+func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
+	tooLarge := invalidRequest(http.StatusRequestEntityTooLarge, "request_too_large", "", "The request body is larger than this router's limit of "+itoa(p.o.MaxBodyBytes)+" bytes.")
+	if r.ContentLength > p.o.MaxBodyBytes {
+		return nil, tooLarge
+	}
+	if p.o.BodyReadTimeout > 0 {
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(p.o.BodyReadTimeout))
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	}
+	src := http.MaxBytesReader(w, r.Body, p.o.MaxBodyBytes)
+	const first = 64 << 10
+	size := first
+	if r.ContentLength >= 0 && r.ContentLength < first {
+		size = int(r.ContentLength) + 1 // +1: room to see the end without growing
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			next := 2 * cap(buf)
+			if cl := r.ContentLength; cl > int64(len(buf)) && (cl < int64(next) || int64(len(buf)) >= min(cl/4, 1<<20)) {
+				next = int(cl) + 1
+			}
+			grown := make([]byte, len(buf), next)
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := src.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		var tooBig *http.MaxBytesError
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case errors.As(err, &tooBig):
+			return nil, tooLarge
+		case err != nil:
+			return nil, invalidRequest(http.StatusBadRequest, "invalid_body", "", "Reading the request body failed: "+err.Error())
+		}
+	}
 }
 
 // scanBody reads the top level of a JSON object body.
 //
 // Note: it keeps the body's bytes as they are (field order, numbers, unknown fields) and only
-// finds the offsets of "model", so a rewrite changes that value and nothing else. A duplicated
-// "model" is refused: parsers disagree on which one wins, and the proxy must route by the one the
-// backend reads.
+// finds the offsets of "model" (and of messages and prompt), so a rewrite changes that value and
+// nothing else. The body is checked by encoding/json (which allocates nothing for values it
+// skips), then walked by offsets. A duplicated "model" is refused: parsers disagree on which one
+// wins, and the proxy must route by the one the backend reads.
 func scanBody(body []byte) (requestBody, *apiError) {
 	var rb requestBody
 	malformed := func(err error) (requestBody, *apiError) {
 		return rb, invalidRequest(http.StatusBadRequest, "invalid_json", "", "We could not parse the JSON body of your request: "+err.Error())
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	tok, err := dec.Token()
-	if err != nil {
-		return malformed(err)
+	i := skipSpace(body, 0)
+	if i == len(body) {
+		return malformed(errors.New("unexpected end of JSON input"))
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	if body[i] != '{' {
+		if !json.Valid(body) {
+			return malformed(syntaxError(body))
+		}
 		return malformed(errors.New("the body must be a JSON object"))
 	}
+	if !json.Valid(body) {
+		return malformed(syntaxError(body))
+	}
 	seenModel := false
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return malformed(err)
+	i++
+	for {
+		i = skipSpace(body, i)
+		if body[i] == '}' {
+			break
 		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return malformed(err)
+		if body[i] == ',' {
+			i = skipSpace(body, i+1)
 		}
-		switch key {
+		keyEnd := skipString(body, i)
+		key := body[i:keyEnd]
+		i = skipSpace(body, keyEnd) + 1 // the colon
+		start := skipSpace(body, i)
+		end := skipValue(body, start)
+		i = end
+		raw := body[start:end]
+		switch keyName(key) {
 		case "model":
 			if seenModel {
 				return rb, invalidRequest(http.StatusBadRequest, "invalid_value", "model", "The request sets model more than once.")
 			}
 			seenModel = true
-			if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &rb.model) != nil {
+			if raw[0] != '"' || json.Unmarshal(raw, &rb.model) != nil {
 				return rb, invalidRequest(http.StatusBadRequest, "invalid_type", "model", "model must be a string.")
 			}
-			rb.modelEnd = int(dec.InputOffset())
-			rb.modelStart = rb.modelEnd - len(raw)
+			rb.modelStart, rb.modelEnd = start, end
 		case "stream":
 			rb.stream = string(raw) == "true"
+		case "messages":
+			rb.messagesStart, rb.messagesEnd = start, end
+		case "prompt":
+			rb.promptStart, rb.promptEnd = start, end
 		}
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return malformed(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return malformed(errors.New("data after the JSON object"))
 	}
 	if !seenModel || rb.model == "" {
 		return rb, invalidRequest(http.StatusBadRequest, "missing_required_parameter", "model", "You must provide a model parameter.")
@@ -80,10 +146,122 @@ func scanBody(body []byte) (requestBody, *apiError) {
 	return rb, nil
 }
 
-// withModel is body with the model's value replaced by quoted (a JSON string).
+// syntaxError is encoding/json's message for an invalid body (the decoder says where).
+func syntaxError(body []byte) error {
+	var v struct{}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return err
+	}
+	return errors.New("invalid JSON")
+}
+
+// keyName is a quoted key's text; only a key with escapes is decoded.
+func keyName(quoted []byte) string {
+	if bytes.IndexByte(quoted, '\\') < 0 {
+		switch string(quoted[1 : len(quoted)-1]) { // no allocation for the names that matter
+		case "model":
+			return "model"
+		case "stream":
+			return "stream"
+		case "messages":
+			return "messages"
+		case "prompt":
+			return "prompt"
+		}
+		return ""
+	}
+	var s string
+	_ = json.Unmarshal(quoted, &s)
+	return s
+}
+
+// The skip functions walk JSON that json.Valid accepted; they return the offset after the value.
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = skipString(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+// bodyParts is the body to send: as it came, or with the model's value replaced by quoted (a JSON
+// string), as slices of the one buffer (no copy of the body).
+func bodyParts(body []byte, rb requestBody, quoted []byte) [][]byte {
+	if body == nil {
+		return nil // let go of (relay)
+	}
+	if quoted == nil {
+		return [][]byte{body}
+	}
+	return [][]byte{body[:rb.modelStart], quoted, body[rb.modelEnd:]}
+}
+
+// withModel is body with the model's value replaced by quoted, as one slice (tests).
 func withModel(body []byte, rb requestBody, quoted []byte) []byte {
-	out := make([]byte, 0, len(body)-(rb.modelEnd-rb.modelStart)+len(quoted))
-	out = append(out, body[:rb.modelStart]...)
-	out = append(out, quoted...)
-	return append(out, body[rb.modelEnd:]...)
+	return bytes.Join(bodyParts(body, rb, quoted), nil)
+}
+
+// partsReader reads parts in order, and lets go of each part once it has been read: after a
+// request body was sent, the reader the transport still holds does not keep it in memory.
+type partsReader struct{ parts [][]byte }
+
+func (r *partsReader) Read(p []byte) (int, error) {
+	for len(r.parts) > 0 && len(r.parts[0]) == 0 {
+		r.parts[0] = nil
+		r.parts = r.parts[1:]
+	}
+	if len(r.parts) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.parts[0])
+	r.parts[0] = r.parts[0][n:]
+	return n, nil
+}
+
+func (r *partsReader) Close() error {
+	r.parts = nil
+	return nil
 }

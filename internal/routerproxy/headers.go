@@ -23,6 +23,59 @@ var hopByHop = []string{
 // (or to nothing) and never reach a backend, which gets the backend's own key instead.
 var clientCredentials = []string{"Authorization", "Api-Key", "X-Api-Key"}
 
+// The header policy (README "ModelRouter proxy", "Headers"):
+//   - to an InferenceService: every client header but hop-by-hop ones and the client's
+//     credentials; back: every header but hop-by-hop ones.
+//   - to an external API: only externalRequest (content negotiation, the request id, the user
+//     agent, OpenAI-Beta), then the backend's key, organization and project from its Secret;
+//     back: only externalResponse and the X-Ratelimit-* family. A client's cookies, organization,
+//     project or other providers' keys never reach a provider (they would pick what the
+//     operator's key is billed to), and a provider's cookies and identity never reach a client.
+var (
+	externalRequest = []string{
+		"Accept", "Accept-Encoding", "Accept-Language", "Content-Type", "User-Agent", "Openai-Beta",
+	}
+	externalResponse = []string{
+		"Content-Type", "Content-Encoding", "Content-Language", "Content-Length", "Cache-Control", "Vary",
+		"Retry-After", "Retry-After-Ms", "Openai-Processing-Ms", "Openai-Version",
+	}
+)
+
+// requestHeaders are the headers an attempt at b sends, from the client's.
+func requestHeaders(dst, client http.Header, b *backend) {
+	if b.external {
+		for _, k := range externalRequest {
+			if v, ok := client[k]; ok {
+				dst[k] = v
+			}
+		}
+		if b.organization != "" {
+			dst.Set("OpenAI-Organization", b.organization)
+		}
+		if b.project != "" {
+			dst.Set("OpenAI-Project", b.project)
+		}
+	} else {
+		copyHeaders(dst, client, clientCredentials)
+	}
+	if b.authHeader != "" {
+		dst.Set(b.authHeader, b.authValue)
+	}
+}
+
+// responseHeaders are the headers a client gets from b's response.
+func responseHeaders(dst, upstream http.Header, b *backend) {
+	if !b.external {
+		copyHeaders(dst, upstream, nil)
+		return
+	}
+	for k, v := range upstream {
+		if slices.Contains(externalResponse, k) || strings.HasPrefix(k, "X-Ratelimit-") {
+			dst[k] = v
+		}
+	}
+}
+
 // copyHeaders copies src into dst without hop-by-hop headers, the headers src's Connection names,
 // and the names in drop.
 func copyHeaders(dst, src http.Header, drop []string) {

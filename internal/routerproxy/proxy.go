@@ -10,18 +10,15 @@ Licensed under the Apache License, Version 2.0.
 package routerproxy
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,13 +27,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/llmkube/operator/internal/routerproxy/balance"
 	"github.com/llmkube/operator/internal/routingdoc"
 )
 
 // Options configure a Proxy.
 type Options struct {
-	// Document is the routing document.
+	// Document is the routing document at start; Reload replaces it.
 	Document *routingdoc.Document
 	// Getenv reads the environment holding backends' credentials; os.Getenv in the binary.
 	Getenv func(string) string
@@ -48,12 +44,16 @@ type Options struct {
 	MaxBodyBytes int64
 	// BodyReadTimeout bounds reading a request body (against slow clients).
 	BodyReadTimeout time.Duration
-	// ResponseHeaderTimeout bounds each attempt's wait for response headers; a stream's body has
-	// no limit.
-	ResponseHeaderTimeout time.Duration
+	// RequestTimeout bounds one attempt's wait for a whole non-streaming answer; StreamIdleTimeout
+	// the wait for a stream's headers and between two of its reads. A rule's timeout replaces
+	// both. Zero means 30 minutes and 5 minutes.
+	RequestTimeout    time.Duration
+	StreamIdleTimeout time.Duration
 	// FailureThreshold failures in a row put a backend in Cooldown.
 	FailureThreshold int
 	Cooldown         time.Duration
+	// ModelsCacheTTL is how long GET /v1/models keeps the backends' model lists; 30 s when zero.
+	ModelsCacheTTL time.Duration
 	// Log gets one line per request; Registerer the metrics.
 	Log        *slog.Logger
 	Registerer prometheus.Registerer
@@ -64,11 +64,16 @@ type Options struct {
 	Balancer *Balancer
 }
 
+// Default wait limits (README "ModelRouter proxy", "Timeouts"): a generation takes what it takes;
+// these only catch a backend that stopped answering.
+const (
+	DefaultRequestTimeout    = 30 * time.Minute
+	DefaultStreamIdleTimeout = 5 * time.Minute
+)
+
 // Proxy is the router's HTTP handler.
 type Proxy struct {
-	doc       *routingdoc.Document
-	backends  map[string]*backend
-	models    []byte // the body of GET /v1/models
+	routes    atomic.Pointer[routes]
 	keys      *keyring
 	transport http.RoundTripper
 	metrics   *metrics
@@ -77,6 +82,17 @@ type Proxy struct {
 	ready     atomic.Bool
 	bufs      sync.Pool
 	balancer  *Balancer
+	reloadMu  sync.Mutex
+}
+
+// routes is one routing document made ready to serve. A reload swaps it whole: a request keeps
+// the one it started with to its end, new requests take the new one.
+type routes struct {
+	doc      *routingdoc.Document
+	backends map[string]*backend
+	// timeouts are the rules' timeouts by rule index, 0 when unset.
+	timeouts []time.Duration
+	models   *modelCatalog
 }
 
 // New prepares a proxy for a document. It fails on a document it cannot serve; that is the
@@ -97,21 +113,25 @@ func New(o Options) (*Proxy, error) {
 	if o.FailureThreshold < 1 {
 		o.FailureThreshold = 1
 	}
-	p := &Proxy{doc: o.Document, backends: map[string]*backend{}, transport: o.Transport, log: o.Log, o: o, balancer: o.Balancer}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.StreamIdleTimeout <= 0 {
+		o.StreamIdleTimeout = DefaultStreamIdleTimeout
+	}
+	if o.ModelsCacheTTL <= 0 {
+		o.ModelsCacheTTL = 30 * time.Second
+	}
+	p := &Proxy{transport: o.Transport, log: o.Log, o: o, balancer: o.Balancer}
 	p.bufs.New = func() any { b := make([]byte, 32<<10); return &b }
-	for _, b := range o.Document.Backends {
-		be, err := newBackend(b, o.Getenv)
-		if err != nil {
-			return nil, err
-		}
-		if be.missingKey != "" {
-			o.Log.Warn("backend has a credentials Secret without an API key: its requests go without one", "backend", b.Name, "env", be.missingKey)
-		}
-		p.backends[b.Name] = be
-	}
 	if p.transport == nil {
-		p.transport = NewTransport(o.ResponseHeaderTimeout)
+		p.transport = NewTransport()
 	}
+	rt, err := p.prepare(o.Document, nil)
+	if err != nil {
+		return nil, err
+	}
+	p.routes.Store(rt)
 	if o.APIKeysDir != "" {
 		k, err := newKeyring(o.APIKeysDir)
 		if err != nil {
@@ -122,15 +142,60 @@ func New(o Options) (*Proxy, error) {
 		}
 		p.keys = k
 	}
-	p.models = p.modelList()
 	p.metrics = newMetrics(o.Registerer)
 	return p, nil
 }
 
+// prepare makes doc ready to serve. A backend equal to one of old keeps old's (and its health).
+func (p *Proxy) prepare(doc *routingdoc.Document, old *routes) (*routes, error) {
+	rt := &routes{doc: doc, backends: map[string]*backend{}, timeouts: make([]time.Duration, len(doc.Rules))}
+	for _, b := range doc.Backends {
+		if old != nil {
+			if ob := old.backends[b.Name]; ob != nil && equalBackend(ob.def, b) {
+				rt.backends[b.Name] = ob
+				continue
+			}
+		}
+		be, err := newBackend(b, p.o.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		if be.missingKey != "" {
+			p.log.Warn("backend has a credentials Secret without an API key: its requests go without one", "backend", b.Name, "env", be.missingKey)
+		}
+		rt.backends[b.Name] = be
+	}
+	for i := range doc.Rules {
+		rt.timeouts[i] = doc.Rules[i].TimeoutDuration()
+	}
+	rt.models = newModelCatalog(rt, p.o.ModelsCacheTTL)
+	return rt, nil
+}
+
+// Reload switches to doc for the requests that start from now on; requests in flight, streams
+// included, finish on the routes they started with.
+func (p *Proxy) Reload(doc *routingdoc.Document) error {
+	p.reloadMu.Lock()
+	defer p.reloadMu.Unlock()
+	rt, err := p.prepare(doc, p.routes.Load())
+	if err != nil {
+		return err
+	}
+	if p.balancer != nil {
+		p.balancer.reload(doc)
+	}
+	p.routes.Store(rt)
+	return nil
+}
+
+// Document is the routing document new requests follow.
+func (p *Proxy) Document() *routingdoc.Document { return p.routes.Load().doc }
+
 // NewTransport is the transport to backends: connections kept for reuse (many requests in flight
-// to few hosts), no transparent decompression (bytes pass as they are), and a response-header
-// timeout per attempt.
-func NewTransport(responseHeaderTimeout time.Duration) *http.Transport {
+// to few hosts) and no transparent decompression (bytes pass as they are). It has no response
+// header timeout: each attempt's wait is bounded by its own timer (attempt.go), which knows a
+// stream from a non-streaming request and the rule's timeout.
+func NewTransport() *http.Transport {
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -140,7 +205,6 @@ func NewTransport(responseHeaderTimeout time.Duration) *http.Transport {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
-		ResponseHeaderTimeout: responseHeaderTimeout,
 		DisableCompression:    true,
 	}
 }
@@ -155,33 +219,17 @@ func (p *Proxy) Run(ctx context.Context) {
 // SetReady makes /readyz answer 200 (true) or 503 (false, while draining).
 func (p *Proxy) SetReady(ready bool) { p.ready.Store(ready) }
 
-// modelList is what a client can ask for: every exact model name of a rule with an available
-// backend, in rule order. Prefix entries cannot be listed.
-func (p *Proxy) modelList() []byte {
-	type model struct {
-		ID      string `json:"id"`
-		Object  string `json:"object"`
-		Created int64  `json:"created"`
-		OwnedBy string `json:"owned_by"`
-	}
-	data := []model{}
-	seen := map[string]bool{}
-	for _, r := range p.doc.Rules {
-		available := slices.ContainsFunc(append([]string{r.Backend}, r.Fallbacks...), func(n string) bool { return p.backends[n] != nil })
-		for _, m := range r.Models {
-			if strings.HasSuffix(m, "*") || seen[m] || !available {
-				continue
-			}
-			seen[m] = true
-			data = append(data, model{ID: m, Object: "model", OwnedBy: r.Backend})
-		}
-	}
-	out, _ := json.Marshal(map[string]any{"object": "list", "data": data})
-	return out
+// api is every path the proxy serves, with its method. A proxied path is routed by the model of
+// its JSON body; the others the proxy answers itself (models.go).
+var api = map[string]string{
+	"/v1/chat/completions": http.MethodPost,
+	"/v1/completions":      http.MethodPost,
+	"/v1/embeddings":       http.MethodPost,
+	"/v1/models":           http.MethodGet,
 }
 
-// Paths the proxy serves.
-var proxied = map[string]bool{"/v1/chat/completions": true, "/v1/completions": true, "/v1/embeddings": true}
+// modelPath is the prefix of GET /v1/models/{id}.
+const modelPath = "/v1/models/"
 
 // exchange is what one request's log line and metrics say.
 type exchange struct {
@@ -216,261 +264,119 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer p.finish(r, x)
 
 	if e := p.admit(r); e != nil {
-		x.status, x.errMsg = e.status, e.code
-		e.write(w)
+		p.fail(w, x, e, "")
 		return
 	}
-	if r.URL.Path == "/v1/models" {
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(p.models)))
-		x.status, x.bytes = http.StatusOK, int64(len(p.models))
-		_, _ = w.Write(p.models)
-		return
+	rt := p.routes.Load()
+	switch {
+	case r.URL.Path == "/v1/models":
+		p.listModels(w, r, x, rt)
+	case strings.HasPrefix(r.URL.Path, modelPath):
+		p.getModel(w, r, x, rt, strings.TrimPrefix(r.URL.Path, modelPath))
+	default:
+		p.proxy(w, r, x, rt)
 	}
-	p.proxy(w, r, x)
 }
 
 // admit checks the path, the method and the client's key.
 func (p *Proxy) admit(r *http.Request) *apiError {
-	method := http.MethodPost
-	switch {
-	case r.URL.Path == "/v1/models":
-		method = http.MethodGet
-	case !proxied[r.URL.Path]:
+	method, ok := api[r.URL.Path]
+	if !ok && strings.HasPrefix(r.URL.Path, modelPath) && len(r.URL.Path) > len(modelPath) {
+		method, ok = http.MethodGet, true
+	}
+	if !ok {
 		return invalidRequest(http.StatusNotFound, "unknown_url", "", fmt.Sprintf("Unknown request URL: %s %s.", r.Method, r.URL.Path))
 	}
 	if r.Method != method {
 		return invalidRequest(http.StatusMethodNotAllowed, "method_not_supported", "", fmt.Sprintf("Method %s is not allowed for %s; use %s.", r.Method, r.URL.Path, method))
 	}
-	if p.keys != nil && !p.keys.allowed(r.Header.Get("Authorization")) {
-		return invalidRequest(http.StatusUnauthorized, "invalid_api_key", "", "Incorrect or missing API key: send Authorization: Bearer <key> with a key of this router.")
+	if p.keys != nil && !p.keys.allowed(r.Header) {
+		return invalidRequest(http.StatusUnauthorized, "invalid_api_key", "", "Incorrect or missing API key: send Authorization: Bearer <key> (or api-key, or x-api-key) with a key of this router.")
 	}
 	return nil
 }
 
+// fail is the one way the proxy answers an error itself: the exchange records it, the client gets
+// it in OpenAI's shape. detail, when set, goes to the log line only.
+func (p *Proxy) fail(w http.ResponseWriter, x *exchange, e *apiError, detail string) {
+	x.status, x.errMsg = e.status, e.code
+	if detail != "" {
+		x.errMsg += ": " + detail
+	}
+	e.write(w)
+}
+
 // proxy reads the body, routes it, and sends it to the rule's backends in order until one answers.
-func (p *Proxy) proxy(w http.ResponseWriter, r *http.Request, x *exchange) {
+func (p *Proxy) proxy(w http.ResponseWriter, r *http.Request, x *exchange, rt *routes) {
 	body, e := p.readBody(w, r)
 	if e != nil {
-		x.status, x.errMsg = e.status, e.code
-		e.write(w)
+		p.fail(w, x, e, "")
 		return
 	}
 	rb, e := scanBody(body)
 	if e != nil {
-		x.status, x.errMsg = e.status, e.code
-		e.write(w)
+		p.fail(w, x, e, "")
 		return
 	}
 	x.asked = rb.model
 	if len(x.asked) > 256 {
 		x.asked = x.asked[:256]
 	}
-	match, ok := p.doc.Route(rb.model)
+	match, ok := rt.doc.Route(rb.model)
 	if !ok {
-		e := invalidRequest(http.StatusNotFound, "model_not_found", "model", fmt.Sprintf("The model %q does not exist on this router: no rule matches it and there is no default route.", rb.model))
-		x.status, x.errMsg = e.status, e.code
-		e.write(w)
+		p.fail(w, x, invalidRequest(http.StatusNotFound, "model_not_found", "model", fmt.Sprintf("The model %q does not exist on this router: no rule matches it and there is no default route.", rb.model)), "")
 		return
 	}
 	if match.Pattern != "" {
 		x.model = match.Pattern
 	}
-	plan := p.plan(match.Backends, time.Now())
+	plan := p.plan(rt, match.Backends, time.Now())
 	if len(plan) == 0 {
 		x.backend = match.Backends[0]
-		e := serverError(http.StatusServiceUnavailable, "backend_unavailable", fmt.Sprintf("The backend %q for model %q is not available: it did not resolve (see the ModelRouter's status).", match.Backends[0], rb.model))
-		x.status, x.errMsg = e.status, e.code
-		e.write(w)
+		p.fail(w, x, serverError(http.StatusServiceUnavailable, "backend_unavailable", fmt.Sprintf("The backend %q for model %q is not available: it did not resolve (see the ModelRouter's status).", match.Backends[0], rb.model)), "")
 		return
 	}
+	req := &upstreamRequest{r: r, body: body, rb: rb, limit: p.limit(rt, match.Rule, rb.stream)}
 	for i, b := range plan {
-		last := i == len(plan)-1
-		x.backend, x.attempts = b.name, i+1
-		if done := p.tryBackend(w, r, x, b, body, rb, last); done {
+		x.backend = b.name
+		if p.tryBackend(w, x, req, b, i == len(plan)-1) {
 			return
 		}
 		p.metrics.fallbacks.WithLabelValues(b.name).Inc()
 	}
 }
 
+// limit is how long an attempt waits: the rule's timeout, else the default for a stream (between
+// reads) or a non-streaming answer (in all).
+func (p *Proxy) limit(rt *routes, rule int, stream bool) time.Duration {
+	if rule >= 0 && rt.timeouts[rule] > 0 {
+		return rt.timeouts[rule]
+	}
+	if stream {
+		return p.o.StreamIdleTimeout
+	}
+	return p.o.RequestTimeout
+}
+
 // plan is the backends to try, in order: those of names that resolved, without those cooling
-// down, except that the last one is always kept.
-func (p *Proxy) plan(names []string, now time.Time) []*backend {
-	var out []*backend
-	for i, n := range names {
-		b := p.backends[n]
-		if b == nil {
-			continue
+// down, except that the last one that resolved is always kept (better a backend that may have
+// recovered than no answer).
+func (p *Proxy) plan(rt *routes, names []string, now time.Time) []*backend {
+	var resolved []*backend
+	for _, n := range names {
+		if b := rt.backends[n]; b != nil {
+			resolved = append(resolved, b)
 		}
-		if b.health.cooling(now) && i != len(names)-1 {
+	}
+	var out []*backend
+	for i, b := range resolved {
+		if b.health.Cooling(now) && i != len(resolved)-1 {
 			p.metrics.fallbacks.WithLabelValues(b.name).Inc()
 			continue
 		}
 		out = append(out, b)
 	}
 	return out
-}
-
-func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
-	tooLarge := invalidRequest(http.StatusRequestEntityTooLarge, "request_too_large", "", fmt.Sprintf("The request body is larger than this router's limit of %d bytes.", p.o.MaxBodyBytes))
-	if r.ContentLength > p.o.MaxBodyBytes {
-		return nil, tooLarge
-	}
-	rc := http.NewResponseController(w)
-	if p.o.BodyReadTimeout > 0 {
-		_ = rc.SetReadDeadline(time.Now().Add(p.o.BodyReadTimeout))
-		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength) + 1)
-	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, p.o.MaxBodyBytes))
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		return nil, tooLarge
-	case err != nil:
-		return nil, invalidRequest(http.StatusBadRequest, "invalid_body", "", "Reading the request body failed: "+err.Error())
-	}
-	return buf.Bytes(), nil
-}
-
-// attempt sends the request to b. It returns false when the next backend should be tried: b failed
-// before anything reached the client and b is not the last option.
-//
-// pod, when not nil, is the pod of b the attempt goes to (tryBackend chose it).
-func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, x *exchange, b *backend, pod *balance.Endpoint, body []byte, rb requestBody, last bool) bool {
-	if b.modelJSON != nil {
-		body = withModel(body, rb, b.modelJSON)
-	}
-	u := b.target(r.URL.Path, r.URL.RawQuery)
-	if pod != nil {
-		u.Host = pod.Addr
-		pod.Acquire() // released when the response, a stream included, has ended
-		defer pod.Release()
-	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, u.String(), bytes.NewReader(body))
-	if err != nil {
-		e := serverError(http.StatusInternalServerError, "internal_error", "Building the upstream request failed.")
-		x.status, x.errMsg = e.status, e.code
-		e.write(w)
-		return true
-	}
-	copyHeaders(out.Header, r.Header, clientCredentials)
-	out.Header.Del("Content-Length")
-	out.Header.Set("X-Request-Id", x.id)
-	if b.authHeader != "" {
-		out.Header.Set(b.authHeader, b.authValue)
-	}
-	if _, ok := out.Header["User-Agent"]; !ok {
-		out.Header["User-Agent"] = nil // send none rather than Go's
-	}
-
-	inFlight := p.metrics.inFlight.WithLabelValues(b.name)
-	inFlight.Inc()
-	defer inFlight.Dec()
-	resp, err := p.transport.RoundTrip(out)
-	now := time.Now()
-	if err != nil {
-		if r.Context().Err() != nil {
-			x.status, x.errMsg = 499, "client went away"
-			return true
-		}
-		reason, status, code := reasonConnect, http.StatusBadGateway, "upstream_unreachable"
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			reason, status, code = reasonTimeout, http.StatusGatewayTimeout, "upstream_timeout"
-		}
-		p.failed(b, pod, now)
-		p.metrics.upstreamErrors.WithLabelValues(b.name, reason).Inc()
-		if !last {
-			return false
-		}
-		e := serverError(status, code, fmt.Sprintf("The backend %q did not answer (%s).", b.name, reason))
-		x.status, x.errMsg = e.status, e.code+": "+err.Error()
-		e.write(w)
-		return true
-	}
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		reason := reason5xx
-		if resp.StatusCode == http.StatusTooManyRequests {
-			reason = reason429
-		}
-		if resp.StatusCode >= 500 {
-			p.failed(b, pod, now) // a pod answering 429 is busy, not broken
-		} else if pod == nil {
-			b.health.failed(now, p.o.FailureThreshold, p.o.Cooldown)
-		}
-		p.metrics.upstreamErrors.WithLabelValues(b.name, reason).Inc()
-		if !last {
-			_ = resp.Body.Close()
-			return false
-		}
-	} else {
-		p.succeeded(b, pod)
-	}
-	p.relay(w, r, x, b, resp, rb.stream)
-	return true
-}
-
-// relay sends resp to the client as it arrives.
-//
-// Note: a stream is flushed after every read from the backend, so each chunk reaches the client
-// when the backend sent it. A backend that breaks off mid-body aborts the client's connection
-// (http.ErrAbortHandler) so the client sees an error, never a response that looks complete.
-func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, x *exchange, b *backend, resp *http.Response, streamRequested bool) {
-	defer resp.Body.Close()
-	h := w.Header()
-	copyHeaders(h, resp.Header, nil)
-	h.Set("X-Llmkube-Backend", b.name)
-	h.Set("X-Request-Id", x.id)
-	stream := streamRequested || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-	if stream {
-		h.Set("X-Accel-Buffering", "no")
-	}
-	x.status = resp.StatusCode
-	w.WriteHeader(resp.StatusCode)
-	rc := http.NewResponseController(w)
-	if stream {
-		_ = rc.Flush()
-	}
-
-	bp := p.bufs.Get().(*[]byte)
-	defer p.bufs.Put(bp)
-	buf := *bp
-	for {
-		n, rerr := resp.Body.Read(buf)
-		if n > 0 {
-			if x.bytes == 0 {
-				x.ttfb = time.Since(x.start)
-			}
-			x.bytes += int64(n)
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				x.status, x.errMsg = 499, "client went away"
-				return // closing the body cancels the backend's request
-			}
-			if stream {
-				_ = rc.Flush()
-			}
-		}
-		if rerr == io.EOF {
-			return
-		}
-		if rerr != nil {
-			if r.Context().Err() != nil {
-				x.status, x.errMsg = 499, "client went away"
-				return
-			}
-			p.metrics.upstreamErrors.WithLabelValues(b.name, reasonStream).Inc()
-			b.health.failed(time.Now(), p.o.FailureThreshold, p.o.Cooldown)
-			x.errMsg = "backend broke off the response: " + rerr.Error()
-			p.finish(r, x)
-			panic(http.ErrAbortHandler)
-		}
-	}
 }
 
 // finish writes the request's log line and metrics once.

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // Version is the version of the document this code writes and reads. Change it when a change is
@@ -100,6 +101,22 @@ type Rule struct {
 	Models    []string `json:"models"`
 	Backend   string   `json:"backend"`
 	Fallbacks []string `json:"fallbacks,omitempty"`
+	// Timeout, a Go duration, replaces the proxy's default wait for this rule's requests: the
+	// whole answer of a non-streaming request, the gap between two bytes of a stream.
+	Timeout string `json:"timeout,omitempty"`
+}
+
+// CredentialsOrganizationKey and CredentialsProjectKey are the optional keys of a backend's
+// credentials Secret that the proxy sends as OpenAI-Organization and OpenAI-Project.
+const (
+	CredentialsOrganizationKey = "ORGANIZATION"
+	CredentialsProjectKey      = "PROJECT"
+)
+
+// TimeoutDuration is the rule's Timeout, 0 when unset.
+func (r *Rule) TimeoutDuration() time.Duration {
+	d, _ := time.ParseDuration(r.Timeout)
+	return d
 }
 
 // EnvPrefix is the prefix of the environment variables of backend's credentials Secret.
@@ -181,6 +198,11 @@ func (d *Document) Validate() error {
 		}
 		if r.Backend == "" {
 			return fmt.Errorf("rules[%d] (%q) has no backend", i, r.Name)
+		}
+		if r.Timeout != "" {
+			if d, err := time.ParseDuration(r.Timeout); err != nil || d <= 0 {
+				return fmt.Errorf("rules[%d] (%q) has timeout %q, not a positive duration", i, r.Name, r.Timeout)
+			}
 		}
 		if len(r.Fallbacks) > MaxFallbacks {
 			return fmt.Errorf("rules[%d] (%q) has %d fallbacks, at most %d", i, r.Name, len(r.Fallbacks), MaxFallbacks)

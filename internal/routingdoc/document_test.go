@@ -19,6 +19,8 @@ func TestParseRefusesWhatItDoesNotUnderstand(t *testing.T) {
 		{`{"version":"llmkube.dev/routing/v1","backends":[{"name":"a","kind":"pod","url":"http://a"}]}`, `unknown kind "pod"`},
 		{`{"version":"llmkube.dev/routing/v1","backends":[{"name":"a","kind":"external","url":"ftp://a"}]}`, `not an absolute http(s) URL`},
 		{`not json`, `not valid JSON`},
+		{`{"version":"llmkube.dev/routing/v1","backends":[],"rules":[{"name":"r","models":["m"],"backend":"a","timeout":"soon"}]}`, `timeout "soon", not a positive duration`},
+		{`{"version":"llmkube.dev/routing/v1","backends":[],"rules":[{"name":"r","models":["m"],"backend":"a","timeout":"0s"}]}`, `timeout "0s", not a positive duration`},
 	} {
 		_, err := Parse([]byte(tc.doc))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -42,7 +42,12 @@ type Options struct {
 	TTFBSamples int
 	// Streams held open at once for the RSS measurement.
 	Streams int
-	Log     io.Writer
+	// MemoryLimit, when not zero, is the router's GOMEMLIMIT in bytes, as the operator's
+	// Deployment sets it from the container's memory limit.
+	MemoryLimit int64
+	// SkipPayloads skips the memory-budget cases.
+	SkipPayloads bool
+	Log          io.Writer
 }
 
 // Mode is one way from the client to the upstream.
@@ -68,6 +73,8 @@ type Result struct {
 	// queueing behind 63 others on 2 cores.
 	Unloaded map[Mode]Latency
 	RSS      map[Mode]Memory // PlainHop and Router
+	// Payloads are the memory-budget cases.
+	Payloads []PayloadResult
 	// Failures are requests that failed, by mode.
 	Failures map[Mode]int
 }
@@ -125,7 +132,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("plain hop: %w", err)
 	}
 	defer hop.stop()
-	router, err := startRouter(ctx, o.ProxyBinary, up.url, tmp)
+	router, err := startRouter(ctx, o.ProxyBinary, up.url, tmp, o.MemoryLimit)
 	if err != nil {
 		return nil, fmt.Errorf("router-proxy: %w", err)
 	}
@@ -187,13 +194,40 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.RSS[m] = Memory{IdleRSS: idle[m], StreamsRSS: rss}
 		logf("rss %-28s idle %s, %d streams %s", m, mib(idle[m]), o.Streams, mib(rss))
 	}
+	if !o.SkipPayloads {
+		for _, pl := range Payloads {
+			pr := PayloadResult{Payload: pl, Peak: map[Mode]uint64{}}
+			for _, m := range []Mode{PlainHop, Router} {
+				// A fresh process per case: the peak is the case's own, not what earlier
+				// rounds left in the heap.
+				var c *child
+				if m == Router {
+					c, err = startRouter(ctx, o.ProxyBinary, up.url, tmp, o.MemoryLimit)
+				} else {
+					c, err = startHop(ctx, o.HopCommand, up.url)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", m, err)
+				}
+				peak, failed, err := payloadPeak(ctx, up, "http://"+c.addr, c, pl)
+				c.stop()
+				if err != nil {
+					return nil, fmt.Errorf("%s, %s: %w", m, pl.Name, err)
+				}
+				res.Failures[m] += failed
+				pr.Peak[m] = peak
+				logf("payload %-24s %-28s peak RSS %s (budget %s)", pl.Name, m, mib(peak), mib(pl.Budget()))
+			}
+			res.Payloads = append(res.Payloads, pr)
+		}
+	}
 	res.Load[1] = uptime()
 	return res, nil
 }
 
 // startRouter runs the proxy binary on a routing document that sends bench-model to the upstream
 // as an external API base. Its request log goes to a file, so logging costs what it costs.
-func startRouter(ctx context.Context, binary, upstreamURL, dir string) (*child, error) {
+func startRouter(ctx context.Context, binary, upstreamURL, dir string, memoryLimit int64) (*child, error) {
 	doc, err := routingdoc.Marshal(routingdoc.Document{
 		Backends: []routingdoc.Backend{{Name: "upstream", Kind: routingdoc.KindExternal, URL: upstreamURL + "/v1", Provider: routingdoc.ProviderOpenAICompatible}},
 		Rules:    []routingdoc.Rule{{Name: "bench", Models: []string{"bench-model"}, Backend: "upstream"}},
@@ -211,6 +245,9 @@ func startRouter(ctx context.Context, binary, upstreamURL, dir string) (*child, 
 	}
 	cmd := exec.CommandContext(ctx, binary, "--config="+cfg, "--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0", "--shutdown-delay=0s")
 	cmd.Stderr = logFile
+	if memoryLimit > 0 {
+		cmd.Env = append(os.Environ(), fmt.Sprintf("GOMEMLIMIT=%d", memoryLimit))
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -253,19 +290,22 @@ func startHop(ctx context.Context, command []string, upstreamURL string) (*child
 	return c, nil
 }
 
-func procRSS(pid int) (uint64, error) {
+func procRSS(pid int) (uint64, error) { return procStatus(pid, "VmRSS:") }
+
+// procStatus is a kB field of /proc/pid/status, in bytes.
+func procStatus(pid int, field string) (uint64, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(line, field); ok {
 			var kb uint64
 			_, err := fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
 			return kb << 10, err
 		}
 	}
-	return 0, errors.New("no VmRSS")
+	return 0, errors.New("no " + field)
 }
 
 func uptime() string {

@@ -33,7 +33,7 @@ func ServePlainHop(upstreamURL string) error {
 	}
 	rp := &httputil.ReverseProxy{
 		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
-		Transport: routerproxy.NewTransport(0),
+		Transport: routerproxy.NewTransport(),
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

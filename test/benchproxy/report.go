@@ -39,6 +39,21 @@ func Markdown(r *Result) string {
 	for _, m := range []Mode{PlainHop, Router} {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", m, mib(r.RSS[m].IdleRSS), mib(r.RSS[m].StreamsRSS))
 	}
+	if len(r.Payloads) > 0 {
+		limit := "not set"
+		if o.MemoryLimit > 0 {
+			limit = fmt.Sprintf("%s (GOMEMLIMIT %d bytes, as the Deployment sets it from the container's limit)", mib(uint64(o.MemoryLimit)), o.MemoryLimit)
+		}
+		fmt.Fprintf(&b, "\nMemory budget with real payloads: peak RSS of the hop process while every request's body is in flight (held by the upstream), against %d MiB + %.1f x the bytes of the bodies in flight. Router memory limit: %s.\n\n", BudgetBase>>20, BudgetFactor, limit)
+		b.WriteString("| case | bodies in flight | budget | plain hop peak | router-proxy peak | within budget |\n| --- | --- | --- | --- | --- | --- |\n")
+		for _, p := range r.Payloads {
+			within := "yes"
+			if p.Peak[Router] > p.Payload.Budget() {
+				within = "**no**"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", p.Payload.Name, mib(uint64(p.Payload.Requests*p.Payload.Size)), mib(p.Payload.Budget()), mib(p.Peak[PlainHop]), mib(p.Peak[Router]), within)
+		}
+	}
 	rt := r.Through[Router]
 	fmt.Fprintf(&b, "\nGoals: req/s ≥ 0.9× the plain hop: **%.2fx**; p99 added under 1 ms (one client, no queueing): **%s**; stream TTFB added under 1 ms (p50): **%s**; RSS with %d streams under 100 MiB: **%s**.\n",
 		rt.RPS/h.RPS, added(r.Unloaded[Router].P99-ud.P99), added(r.TTFB[Router].P50-fd.P50), o.Streams, mib(r.RSS[Router].StreamsRSS))

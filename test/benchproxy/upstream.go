@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // upstream is the fake OpenAI-compatible API every mode talks to, in the benchmark's process.
@@ -20,6 +21,14 @@ type upstream struct {
 	url  string
 	mu   sync.Mutex
 	hold chan struct{} // streams wait here after their first chunk, when not nil
+	// arrivals counts the requests whose body the upstream has read.
+	arrivals atomic.Int64
+}
+
+// countArrivals is a counter of the requests that arrive from now on.
+func (u *upstream) countArrivals() func() int64 {
+	start := u.arrivals.Load()
+	return func() int64 { return u.arrivals.Load() - start }
 }
 
 const completion = `{"id":"chatcmpl-bench","object":"chat.completion","created":1,"model":"bench-model","choices":[{"index":0,"message":{"role":"assistant","content":"The quick brown fox jumps over the lazy dog."},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":10,"total_tokens":22}}`
@@ -39,7 +48,8 @@ func startUpstream() (*upstream, error) {
 
 func (u *upstream) close() { _ = u.srv.Close() }
 
-// holdStreams makes streams wait after their first chunk until the returned function is called.
+// holdStreams makes streams wait after their first chunk, and non-streaming requests before their
+// answer, until the returned function is called.
 func (u *upstream) holdStreams() (release func()) {
 	ch := make(chan struct{})
 	u.mu.Lock()
@@ -55,11 +65,22 @@ func (u *upstream) holdStreams() (release func()) {
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	u.arrivals.Add(1)
 	var req struct {
 		Stream bool `json:"stream"`
 	}
 	_ = json.Unmarshal(body, &req)
 	if !req.Stream {
+		u.mu.Lock()
+		hold := u.hold
+		u.mu.Unlock()
+		if hold != nil {
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, completion)
 		return

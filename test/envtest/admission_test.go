@@ -104,6 +104,13 @@ var _ = Describe("Admission", func() {
 			s["rules"] = []any{map[string]any{"name": "r", "models": []any{"m"}, "backend": "a", "fallbacks": []any{"oai"}}}
 			s["proxy"] = map[string]any{"apiKeySecretRef": map[string]any{"name": "keys"}}
 		})),
+		Entry("router rule timeouts as Go durations", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["rules"] = []any{
+				map[string]any{"name": "a", "models": []any{"m"}, "backend": "a", "timeout": "90s"},
+				map[string]any{"name": "b", "models": []any{"n"}, "backend": "a", "timeout": "1h30m"},
+				map[string]any{"name": "c", "models": []any{"o"}, "backend": "a", "timeout": "1.5s"},
+			}
+		})),
 	)
 
 	DescribeTable("rejects invalid specs with a message that names the field",
@@ -221,6 +228,18 @@ var _ = Describe("Admission", func() {
 		}), "a backend sets exactly one of inferenceServiceRef and external"),
 		Entry("a default route to no backend", "ModelRouter", routerSpec(func(s map[string]any) { s["defaultRoute"] = "nope" }),
 			"spec.defaultRoute must name one of spec.backends"),
+		Entry("a rule timeout that does not parse", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["rules"] = []any{map[string]any{"name": "r", "models": []any{"m"}, "backend": "a", "timeout": "ten minutes"}}
+		}), "spec.rules[0].timeout"),
+		Entry("a rule timeout without a unit", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["rules"] = []any{map[string]any{"name": "r", "models": []any{"m"}, "backend": "a", "timeout": "90"}}
+		}), "spec.rules[0].timeout"),
+		Entry("a zero rule timeout", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["rules"] = []any{map[string]any{"name": "r", "models": []any{"m"}, "backend": "a", "timeout": "0s"}}
+		}), "timeout must be a positive duration"),
+		Entry("a negative rule timeout", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["rules"] = []any{map[string]any{"name": "r", "models": []any{"m"}, "backend": "a", "timeout": "-5s"}}
+		}), "spec.rules[0].timeout"),
 		Entry("a router port of 0", "ModelRouter", routerSpec(func(s map[string]any) { s["endpoint"] = map[string]any{"port": 0} }),
 			"spec.endpoint.port in body should be greater than or equal to 1"),
 		Entry("a fallback to the rule's own backend", "ModelRouter", routerSpec(func(s map[string]any) {

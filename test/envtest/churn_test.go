@@ -250,9 +250,7 @@ var _ = Describe("Invariants under random churn", func() {
 					}
 				}
 				res := modelrouter.Resolve(mr, found)
-				data, err := modelrouter.ConfigData(mr, res)
-				Expect(err).NotTo(HaveOccurred())
-				desired := modelrouter.Deployment(mr, modelrouter.Inputs{ConfigHash: modelrouter.ConfigHash(data), Resolutions: res})
+				desired := modelrouter.Deployment(mr, modelrouter.Inputs{Resolutions: res})
 				dj := desiredTemplateJSON(desired.Spec.Template)
 				lj := templateSansTools(deployment(ns, r.name+"-router-proxy"), nil)
 				key := "router/" + r.name

@@ -48,7 +48,7 @@ func legacyReconcileRouter(ns, name string) *appsv1.Deployment {
 	for k, v := range router.Spec.Proxy.PodLabels {
 		userLabels[k] = string(v)
 	}
-	ac := modelrouter.Deployment(router, modelrouter.Inputs{ConfigHash: "legacy"})
+	ac := modelrouter.Deployment(router, modelrouter.Inputs{})
 	return legacyReconcileDeployment(ns, modelrouter.Name(router), ac, userLabels, maps.Clone(router.Spec.Proxy.PodAnnotations), true)
 }
 

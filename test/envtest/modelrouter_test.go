@@ -21,7 +21,6 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
-	"github.com/llmkube/operator/controllers/modelrouter"
 )
 
 const routerController = "modelrouter"
@@ -116,16 +115,14 @@ var _ = Describe("ModelRouter reconciler", func() {
 			g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("team", "a"))
 			g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("tier", "gold"))
 			g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue("example.com/owner", "alice"))
-			g.Expect(d.Spec.Template.Annotations).To(HaveKey(modelrouter.AnnotationConfigHash))
 		})
 		Expect(d.OwnerReferences).To(HaveLen(1))
 		Expect(d.OwnerReferences[0].Kind).To(Equal("ModelRouter"))
 		Expect(d.Spec.Template.Spec.Containers[0].SecurityContext.ReadOnlyRootFilesystem).To(HaveValue(BeTrue()))
 		Eventually(func(g Gomega) { expectRouterSelectors(g, ns, "r") }).Should(Succeed())
-		cm := eventuallyConfigMap(ns, "r-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
+		eventuallyConfigMap(ns, "r-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
 			g.Expect(cm.Data["config.json"]).To(ContainSubstring(fmt.Sprintf("http://llama.%s.svc.cluster.local:8080", ns)))
 		})
-		Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue(modelrouter.AnnotationConfigHash, modelrouter.ConfigHash(cm.Data)))
 
 		By("other tools add their keys")
 		woken := reconciles(routerController)
@@ -152,7 +149,6 @@ var _ = Describe("ModelRouter reconciler", func() {
 		})
 		expectOtherToolsKeys(Default, d)
 		expectRouterSelectors(Default, ns, "r")
-		Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue(modelrouter.AnnotationConfigHash, modelrouter.ConfigHash(cm.Data)))
 		Expect(d.Generation).To(BeNumerically(">", after.Generation), "the template changed")
 
 		By("removing everything")
@@ -178,56 +174,33 @@ var _ = Describe("ModelRouter reconciler", func() {
 		}
 	})
 
-	It("never lets a spoofed config-hash annotation win", func() {
-		op := startOperator(ns, controllers.Config{})
-		newRouter(ns, "spoof", func(r *inferencev1alpha1.ModelRouter) {
-			r.Spec.Proxy = &inferencev1alpha1.ProxySpec{PodAnnotations: map[string]string{modelrouter.AnnotationConfigHash: "spoofed"}}
-		})
-		cm := eventuallyConfigMap(ns, "spoof-router-proxy", func(Gomega, *corev1.ConfigMap) {})
-		eventuallyDeployment(ns, "spoof-router-proxy", func(g Gomega, d *appsv1.Deployment) {
-			g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue(modelrouter.AnnotationConfigHash, modelrouter.ConfigHash(cm.Data)))
-		})
-		Expect(modelrouter.ConfigHash(cm.Data)).NotTo(Equal("spoofed"))
-		By("and the operator does not fight itself over it")
-		Expect(quietWrites(op, ns, "spoof")).To(BeEmpty())
-	})
-
-	It("changes the ConfigMap and the hash when the routing changes, and nothing on an unrelated reconcile", func() {
+	It("changes the ConfigMap and not the proxy's pod template when the routing changes, and nothing on an unrelated reconcile", func() {
 		op := startOperator(ns, controllers.Config{})
 		newISVC(ns, "a", nil)
 		newRouter(ns, "rt", func(r *inferencev1alpha1.ModelRouter) {
 			r.Spec.Backends = []inferencev1alpha1.Backend{isvcBackend("local", "a")}
 		})
-		cm0 := eventuallyConfigMap(ns, "rt-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
+		eventuallyConfigMap(ns, "rt-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
 			g.Expect(cm.Data["config.json"]).To(ContainSubstring(fmt.Sprintf("http://a.%s.svc.cluster.local:8080", ns)))
 		})
-		eventuallyDeployment(ns, "rt-router-proxy", func(g Gomega, d *appsv1.Deployment) {
-			g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue(modelrouter.AnnotationConfigHash, modelrouter.ConfigHash(cm0.Data)))
-		})
+		d0 := eventuallyDeployment(ns, "rt-router-proxy", func(Gomega, *appsv1.Deployment) {})
+		Expect(d0.Spec.Template.Annotations).NotTo(HaveKey("inference.llmkube.dev/router-config-hash"))
 		Expect(quietWrites(op, ns, "rt")).To(BeEmpty())
 
 		By("a backend is added")
 		editRouter(ns, "rt", func(r *inferencev1alpha1.ModelRouter) {
 			r.Spec.Backends = append(r.Spec.Backends, externalBackend("cloud", ""))
 		})
-		cm1 := eventuallyConfigMap(ns, "rt-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
+		eventuallyConfigMap(ns, "rt-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
 			g.Expect(cm.Data["config.json"]).To(ContainSubstring("https://api.example.com/v1"))
-		})
-		Expect(modelrouter.ConfigHash(cm1.Data)).NotTo(Equal(modelrouter.ConfigHash(cm0.Data)))
-		eventuallyDeployment(ns, "rt-router-proxy", func(g Gomega, d *appsv1.Deployment) {
-			g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue(modelrouter.AnnotationConfigHash, modelrouter.ConfigHash(cm1.Data)))
 		})
 
 		By("an InferenceService's endpoint port changes")
 		editISVC(ns, "a", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.Endpoint = &inferencev1alpha1.EndpointSpec{Port: ptr.To[int32](9000)}
 		})
-		cm2 := eventuallyConfigMap(ns, "rt-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
+		eventuallyConfigMap(ns, "rt-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
 			g.Expect(cm.Data["config.json"]).To(ContainSubstring(fmt.Sprintf("http://a.%s.svc.cluster.local:9000", ns)))
-		})
-		Expect(modelrouter.ConfigHash(cm2.Data)).NotTo(Equal(modelrouter.ConfigHash(cm1.Data)))
-		eventuallyDeployment(ns, "rt-router-proxy", func(g Gomega, d *appsv1.Deployment) {
-			g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue(modelrouter.AnnotationConfigHash, modelrouter.ConfigHash(cm2.Data)))
 		})
 		Eventually(func(g Gomega) {
 			r := getRouter(ns, "rt")
@@ -235,6 +208,9 @@ var _ = Describe("ModelRouter reconciler", func() {
 				Name: "local", Resolved: true, URL: fmt.Sprintf("http://a.%s.svc.cluster.local:9000", ns)}))
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 		Expect(quietWrites(op, ns, "rt")).To(BeEmpty())
+		d := deployment(ns, "rt-router-proxy")
+		Expect(d.Generation).To(Equal(d0.Generation), "a routing change rolled the proxy pods (cutting their streams)")
+		Expect(d.Spec.Template).To(Equal(d0.Spec.Template))
 	})
 
 	It("emits scrape hints on the metrics port, and keeps the user's own prometheus.io keys with emission off", func() {

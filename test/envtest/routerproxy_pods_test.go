@@ -60,8 +60,11 @@ type fakePod struct {
 	mode    atomic.Int32
 	release chan struct{}
 	held    atomic.Int32
-	mu      sync.Mutex
-	seqs    []int64
+	// delay holds a non-streaming answer that long (a long generation); gap separates a
+	// stream's chunks.
+	delay, gap atomic.Int64
+	mu         sync.Mutex
+	seqs       []int64
 }
 
 func newFakePod(name, ip string) *fakePod {
@@ -77,13 +80,25 @@ func newFakePod(name, ip string) *fakePod {
 func (f *fakePod) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var req struct {
-		Model string `json:"model"`
+		Model  string `json:"model"`
+		Stream bool   `json:"stream"`
 	}
 	_ = json.Unmarshal(body, &req)
 	seq, _ := strconv.ParseInt(r.Header.Get("X-Test-Seq"), 10, 64)
 	f.mu.Lock()
 	f.seqs = append(f.seqs, seq)
 	f.mu.Unlock()
+	if req.Stream {
+		f.stream(w, r, req.Model)
+		return
+	}
+	if d := time.Duration(f.delay.Load()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	switch f.mode.Load() {
 	case podFail:
 		w.Header().Set("Content-Type", "application/json")
@@ -99,6 +114,25 @@ func (f *fakePod) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`, req.Model, f.name)
+}
+
+// stream sends five chunks gap apart, then [DONE].
+func (f *fakePod) stream(w http.ResponseWriter, r *http.Request, model string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	for i := range 5 {
+		if i > 0 {
+			select {
+			case <-time.After(time.Duration(f.gap.Load())):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		fmt.Fprintf(w, "data: {\"id\":\"s1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%d\"},\"finish_reason\":null}]}\n\n", model, i)
+		_ = rc.Flush()
+	}
+	_, _ = io.WriteString(w, "data: [DONE]\n\n")
 }
 
 func (f *fakePod) unhold() {

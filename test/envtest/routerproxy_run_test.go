@@ -49,7 +49,7 @@ func buildProxy() string {
 		Expect(err).NotTo(HaveOccurred())
 		proxyBinaryDir = dir
 		proxyBinary = filepath.Join(dir, "router-proxy")
-		cmd := exec.Command("go", "build", "-o", proxyBinary, "./cmd/router-proxy")
+		cmd := exec.Command("go", "build", "-tags", "routerproxy_testseams", "-o", proxyBinary, "./cmd/router-proxy")
 		cmd.Dir = helmtool.RepoRoot()
 		out, err := cmd.CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(out))
@@ -63,6 +63,7 @@ type proxyProcess struct {
 	addr    string // host:port of the API
 	metrics string // host:port of /metrics
 	exited  chan error
+	volumes map[string]string // volume name -> the temp dir standing in for its mount
 	logMu   sync.Mutex
 	logs    []map[string]any
 }
@@ -85,6 +86,7 @@ func runProxyAsDeployed(ns, name string, extra ...string) *proxyProcess {
 	root := GinkgoT().TempDir()
 
 	mounts := map[string]string{} // mountPath -> temp dir
+	volumes := map[string]string{}
 	for _, m := range c.VolumeMounts {
 		var vol *corev1.Volume
 		for i := range pod.Volumes {
@@ -115,6 +117,7 @@ func runProxyAsDeployed(ns, name string, extra ...string) *proxyProcess {
 			Expect(os.WriteFile(filepath.Join(dir, k), []byte(v), 0o600)).To(Succeed())
 		}
 		mounts[m.MountPath] = dir
+		volumes[m.Name] = dir
 	}
 
 	env := []string{"PATH=" + os.Getenv("PATH")}
@@ -150,7 +153,7 @@ func runProxyAsDeployed(ns, name string, extra ...string) *proxyProcess {
 	}
 	args = append(args, extra...)
 
-	p := &proxyProcess{exited: make(chan error, 1)}
+	p := &proxyProcess{exited: make(chan error, 1), volumes: volumes}
 	p.cmd = exec.Command(buildProxy(), args...)
 	p.cmd.Env = env
 	stderr, err := p.cmd.StderrPipe()
@@ -186,6 +189,29 @@ func runProxyAsDeployed(ns, name string, extra ...string) *proxyProcess {
 		Fail("router-proxy did not start serving within 30s")
 	}
 	return p
+}
+
+// remount writes files into volume's stand-in dir the way the kubelet updates a ConfigMap or
+// Secret volume: the files go into a new timestamped directory, the ..data symlink is swapped to
+// it atomically, and each key is a symlink through ..data.
+func (p *proxyProcess) remount(volume string, files map[string]string) {
+	dir := p.volumes[volume]
+	Expect(dir).NotTo(BeEmpty(), "volume %s", volume)
+	ts := fmt.Sprintf("..%d", time.Now().UnixNano())
+	Expect(os.Mkdir(filepath.Join(dir, ts), 0o700)).To(Succeed())
+	for k, v := range files {
+		Expect(os.WriteFile(filepath.Join(dir, ts, k), []byte(v), 0o600)).To(Succeed())
+	}
+	Expect(os.Symlink(ts, filepath.Join(dir, "..data_tmp"))).To(Succeed())
+	Expect(os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data"))).To(Succeed())
+	for k := range files {
+		link := filepath.Join(dir, k)
+		if fi, err := os.Lstat(link); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			continue
+		}
+		Expect(os.Symlink(filepath.Join("..data", k), link+".tmp")).To(Succeed())
+		Expect(os.Rename(link+".tmp", link)).To(Succeed())
+	}
 }
 
 func (p *proxyProcess) url(path string) string { return "http://" + p.addr + path }

@@ -31,6 +31,7 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/controllers/modelrouter"
+	"github.com/llmkube/operator/internal/routingdoc"
 )
 
 func newSecret(ns, name string, data map[string]string) {
@@ -51,7 +52,7 @@ func rule(name, backend string, models []string, fallbacks ...string) inferencev
 }
 
 // routerReady waits until the operator wrote the router's ConfigMap with every backend named, and
-// a Deployment whose config hash names it.
+// a Deployment whose container reads every credentials Secret the document names.
 func routerReady(ns, name string, backends ...string) {
 	eventuallyConfigMap(ns, name+"-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
 		for _, b := range backends {
@@ -63,7 +64,17 @@ func routerReady(ns, name string, backends ...string) {
 		g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name + "-router-proxy"}, cm)).To(Succeed())
 		d := &appsv1.Deployment{}
 		g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name + "-router-proxy"}, d)).To(Succeed())
-		g.Expect(d.Spec.Template.Annotations).To(HaveKeyWithValue("inference.llmkube.dev/router-config-hash", modelrouter.ConfigHash(cm.Data)))
+		doc, err := routingdoc.Parse([]byte(cm.Data[modelrouter.ConfigKey]))
+		g.Expect(err).NotTo(HaveOccurred())
+		var prefixes []string
+		for _, ef := range d.Spec.Template.Spec.Containers[0].EnvFrom {
+			prefixes = append(prefixes, ef.Prefix)
+		}
+		for _, b := range doc.Backends {
+			if b.CredentialsEnvPrefix != "" {
+				g.Expect(prefixes).To(ContainElement(b.CredentialsEnvPrefix))
+			}
+		}
 	}).Should(Succeed())
 }
 
@@ -171,7 +182,13 @@ var _ = Describe("router-proxy, run as the operator's Deployment specifies", fun
 		Expect(err).NotTo(HaveOccurred())
 		Expect(resp.Choices[0].Message.Content).To(Equal("hello from cloud"))
 		Expect(httpResp.Header.Get("X-Llmkube-Backend")).To(Equal("cloud"))
-		Expect(flaky.requests()).To(HaveLen(1))
+		chats := 0 // GET /v1/models above asked every backend for its own list too
+		for _, r := range flaky.requests() {
+			if r.path == "/v1/chat/completions" {
+				chats++
+			}
+		}
+		Expect(chats).To(Equal(1))
 		Expect(p.metric(`llmkube_router_fallbacks_total{backend="flaky"}`)).To(Equal(1.0))
 		Expect(p.metric(`llmkube_router_upstream_errors_total{backend="flaky",reason="status_5xx"}`)).To(Equal(1.0))
 
@@ -245,8 +262,8 @@ var _ = Describe("router-proxy, run as the operator's Deployment specifies", fun
 			r.Spec.Proxy = &inferencev1alpha1.ProxySpec{APIKeySecretRef: &inferencev1alpha1.LocalObjectReference{Name: "client-keys"}}
 		})
 		routerReady(ns, "bad", "ok", "hang", "breaks", "closed")
-		// The one extra arg: a response-header timeout of 2 s instead of the default 120 s.
-		p := runProxyAsDeployed(ns, "bad-router-proxy", "--response-header-timeout=2s")
+		// The one extra arg: a wait of 2 s for a non-streaming answer instead of the default 30 min.
+		p := runProxyAsDeployed(ns, "bad-router-proxy", "--request-timeout=2s")
 		// A fresh connection per request, so the proxy's goroutines count only what it leaked.
 		hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 		send := func(ctx context.Context, key, body string) (*http.Response, []byte, error) {

@@ -19,7 +19,7 @@ import (
 type ProxyResourcesApplyConfiguration struct {
 	// cpu is the CPU the proxy requests, as a quantity such as 100m. No limit is set. Defaults to 100m.
 	CPU *resource.Quantity `json:"cpu,omitempty"`
-	// memory is the memory the proxy requests and is limited to, as a quantity such as 128Mi. Defaults to 128Mi.
+	// memory is the memory the proxy requests and is limited to, as a quantity such as 128Mi. Defaults to 256Mi; GOMEMLIMIT is set from it.
 	Memory *resource.Quantity `json:"memory,omitempty"`
 }
 

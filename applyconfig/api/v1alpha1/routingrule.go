@@ -19,8 +19,10 @@ type RoutingRuleApplyConfiguration struct {
 	Models []string `json:"models,omitempty"`
 	// backend names the backend that receives the matched requests; it must be one of backends.
 	Backend *string `json:"backend,omitempty"`
-	// fallbacks are backends tried in order when the backend fails before anything reached the client (a connection error, a timeout before response headers, a 429 or a 5xx).
+	// fallbacks are backends tried in order when the backend fails before anything reached the client (a connection error, a 429 or a 5xx, after the backend's other pods were tried; or a timeout, which is not retried on the same backend).
 	Fallbacks []string `json:"fallbacks,omitempty"`
+	// timeout replaces the proxy's wait limits for this rule's requests, as a Go duration such as 90s or 10m: the whole answer of a non-streaming request (default 30m) and the gap between two bytes of a stream (default 5m). Set it to fall back sooner to a fallback backend, or to cut runaway generations; a timeout is not a pod failure and is never retried on the same backend.
+	Timeout *string `json:"timeout,omitempty"`
 }
 
 // RoutingRuleApplyConfiguration constructs a declarative configuration of the RoutingRule type for use with
@@ -62,5 +64,13 @@ func (b *RoutingRuleApplyConfiguration) WithFallbacks(values ...string) *Routing
 	for i := range values {
 		b.Fallbacks = append(b.Fallbacks, values[i])
 	}
+	return b
+}
+
+// WithTimeout sets the Timeout field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Timeout field is set to the value of the last call.
+func (b *RoutingRuleApplyConfiguration) WithTimeout(value string) *RoutingRuleApplyConfiguration {
+	b.Timeout = &value
 	return b
 }

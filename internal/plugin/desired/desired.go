@@ -117,9 +117,9 @@ func ForModelRouter(ctx context.Context, c client.Reader, router *inferencev1alp
 	}
 	s := &Set{
 		Owner:      "mr/" + router.Name,
-		Deployment: p.Deployment(""),
+		Deployment: p.Deployment(),
 		Apply: func(*appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
-			return p.Deployment(""), nil
+			return p.Deployment(), nil
 		},
 		Before:          append(append([]plan.Object(nil), p.Access...), p.ConfigMap),
 		After:           []plan.Object{p.Service},

@@ -19,10 +19,12 @@ type Endpoint struct {
 	// outstanding are the requests the proxy has sent to this pod and not finished (including
 	// open streams).
 	outstanding atomic.Int64
-	// fails in a row; ejectedUntil is when an ejection ends (unix nanoseconds).
-	fails        atomic.Int32
-	ejectedUntil atomic.Int64
+	// health is its run of failures and its ejection.
+	health Health
 }
+
+// Health is e's run of failures and its ejection.
+func (e *Endpoint) Health() *Health { return &e.health }
 
 // Outstanding is the number of requests in flight to e.
 func (e *Endpoint) Outstanding() int64 { return e.outstanding.Load() }
@@ -33,7 +35,7 @@ func (e *Endpoint) Acquire() { e.outstanding.Add(1) }
 // Release ends a request Acquire counted.
 func (e *Endpoint) Release() { e.outstanding.Add(-1) }
 
-func (e *Endpoint) ejected(now int64) bool { return now < e.ejectedUntil.Load() }
+func (e *Endpoint) ejected(now int64) bool { return e.health.Cooling(time.Unix(0, now)) }
 
 // Pool is the ready pods of one backend. Reads (Pick) never block each other: the set is an
 // immutable snapshot swapped by Update.
@@ -47,6 +49,9 @@ type Pool struct {
 
 	mu   sync.Mutex // serialises Update
 	snap atomic.Pointer[snapshot]
+	// away are pods that left the set while they still had requests in flight or an ejection
+	// running (a readiness flap): when the same address comes back, it gets its counters back.
+	away map[string]*Endpoint
 }
 
 type snapshot struct {
@@ -55,26 +60,40 @@ type snapshot struct {
 }
 
 // Update replaces the pod set with addrs. A pod that stays keeps its counters (its outstanding
-// requests and its ejection); a pod that left is never picked again once Update returns.
+// requests and its ejection), and so does a pod that leaves and comes back while it still had
+// requests in flight or an ejection running (its readiness flapped: the same address is the same
+// pod). A pod that left is never picked again once Update returns; it is forgotten once it is idle
+// and not ejected.
 func (p *Pool) Update(addrs []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	addrs = slices.Clone(addrs)
 	slices.Sort(addrs)
 	addrs = slices.Compact(addrs)
-	old := map[string]*Endpoint{}
+	known := map[string]*Endpoint{}
+	for a, e := range p.away {
+		known[a] = e
+	}
 	if s := p.snap.Load(); s != nil {
 		for _, e := range s.eps {
-			old[e.Addr] = e
+			known[e.Addr] = e
 		}
 	}
 	eps := make([]*Endpoint, 0, len(addrs))
 	for _, a := range addrs {
-		e := old[a]
+		e := known[a]
 		if e == nil {
 			e = &Endpoint{Addr: a}
 		}
+		delete(known, a)
 		eps = append(eps, e)
+	}
+	now := time.Now().UnixNano()
+	p.away = map[string]*Endpoint{}
+	for a, e := range known {
+		if e.Outstanding() > 0 || e.ejected(now) {
+			p.away[a] = e
+		}
 	}
 	p.snap.Store(&snapshot{eps: eps, ring: newRing(eps)})
 }
@@ -95,20 +114,11 @@ func (p *Pool) Endpoints() []*Endpoint {
 	return nil
 }
 
-// Failed records a failure of e (a connection error, a timeout or a 5xx before any byte reached
-// the client). It reports whether this failure ejected e.
+// Failed records a failure of e (a connection error or a 5xx before any byte reached the
+// client; a timeout is not one). It reports whether this failure ejected e.
 func (p *Pool) Failed(e *Endpoint, now time.Time) bool {
-	if n := e.fails.Add(1); int(n) >= max(p.Threshold, 1) {
-		e.fails.Store(0)
-		e.ejectedUntil.Store(now.Add(p.Cooldown).UnixNano())
-		return true
-	}
-	return false
+	return e.health.Failed(now, p.Threshold, p.Cooldown)
 }
 
 // Succeeded ends e's run of failures.
-func (p *Pool) Succeeded(e *Endpoint) {
-	if e.fails.Load() != 0 {
-		e.fails.Store(0)
-	}
-}
+func (p *Pool) Succeeded(e *Endpoint) { e.health.Succeeded() }

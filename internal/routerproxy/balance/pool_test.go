@@ -164,3 +164,33 @@ func TestAffinityWithBoundedLoads(t *testing.T) {
 		t.Errorf("keys reached %d of 4 pods", len(spread))
 	}
 }
+
+// A pod whose readiness flaps (it leaves the set and comes back at the same address) keeps its
+// requests in flight and its ejection; a pod gone and idle is forgotten.
+func TestPoolKeepsCountersAcrossAFlap(t *testing.T) {
+	p := &Pool{Threshold: 1, Cooldown: time.Minute}
+	p.Update([]string{"a:1", "b:1", "c:1"})
+	eps := p.Endpoints()
+	a, b := eps[0], eps[1]
+	for range 10 {
+		a.Acquire()
+	}
+	p.Failed(b, time.Now())
+	p.Update([]string{"c:1"})
+	p.Update([]string{"a:1", "b:1", "c:1"})
+	eps = p.Endpoints()
+	if eps[0] != a || eps[0].Outstanding() != 10 {
+		t.Fatalf("a came back with %d in flight, want its 10", eps[0].Outstanding())
+	}
+	if eps[1] != b || !eps[1].Health().Cooling(time.Now()) {
+		t.Fatal("b came back without its ejection")
+	}
+	for range 10 {
+		a.Release()
+	}
+	p.Update([]string{"c:1"})
+	p.Update([]string{"c:1"})
+	if _, kept := p.away["a:1"]; kept {
+		t.Fatal("an idle pod that left is still kept")
+	}
+}

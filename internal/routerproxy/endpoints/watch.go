@@ -155,12 +155,25 @@ func (w *Watcher) refresh(store cache.Store, targets []Target) {
 	}
 }
 
-// ReadyAddresses are host:port of every ready endpoint in slices, on the port named port.
-// Ready unset counts as ready (the API says consumers should), terminating endpoints are not
+// ReadyAddresses are host:port of every ready endpoint in slices, on the port named port, one per
+// pod. Ready unset counts as ready (the API says consumers should), terminating endpoints are not
 // ready, and FQDN slices are skipped (their addresses are not pod IPs).
-func ReadyAddresses(slices []*discoveryv1.EndpointSlice, port string) []string {
+//
+// Note: a dual-stack Service has an IPv4 and an IPv6 slice naming the same pods; a pod is one
+// endpoint (else least request and the affinity bound count it twice). A pod is known by its
+// targetRef; the IPv4 address is kept (slices are read IPv4 first, then by name). An endpoint
+// without a targetRef is known by its address.
+func ReadyAddresses(in []*discoveryv1.EndpointSlice, port string) []string {
+	ordered := slices.Clone(in)
+	slices.SortStableFunc(ordered, func(a, b *discoveryv1.EndpointSlice) int {
+		if c := strings.Compare(string(a.AddressType), string(b.AddressType)); c != 0 {
+			return c // "IPv4" < "IPv6"
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
 	var out []string
-	for _, s := range slices {
+	seen := map[string]bool{}
+	for _, s := range ordered {
 		if s.AddressType == discoveryv1.AddressTypeFQDN {
 			continue
 		}
@@ -184,9 +197,18 @@ func ReadyAddresses(slices []*discoveryv1.EndpointSlice, port string) []string {
 			if e.Conditions.Terminating != nil && *e.Conditions.Terminating {
 				continue
 			}
-			if len(e.Addresses) > 0 { // the API: consumers use the first address
-				out = append(out, net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(num))))
+			if len(e.Addresses) == 0 {
+				continue
 			}
+			pod := e.Addresses[0] // the API: consumers use the first address
+			if r := e.TargetRef; r != nil && r.Name != "" {
+				pod = r.Kind + "/" + r.Namespace + "/" + r.Name
+			}
+			if seen[pod] {
+				continue
+			}
+			seen[pod] = true
+			out = append(out, net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(num))))
 		}
 	}
 	return out

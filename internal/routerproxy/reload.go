@@ -1,0 +1,96 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package routerproxy
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/llmkube/operator/internal/routingdoc"
+)
+
+// DocumentWatcher rereads the mounted routing document and switches the proxy to it.
+//
+// Note: the kubelet updates a ConfigMap volume by writing the new files into a new directory and
+// swapping a symlink (..data) atomically, so a read sees the old document or the new one, never
+// half of one; the path's inode changes on every swap, which is why this polls the content rather
+// than watching the file. A document the proxy cannot parse or serve is refused: the old one keeps
+// serving, and a metric and a log line say so (the operator validates what it writes, so this is
+// a proxy older than its operator, or a hand-edited ConfigMap).
+type DocumentWatcher struct {
+	Path     string
+	Interval time.Duration
+	Proxy    *Proxy
+	// Applied is called after a new document was switched to (the endpoints watch follows it).
+	Applied func(*routingdoc.Document)
+	Log     *slog.Logger
+
+	reloads *prometheus.CounterVec
+	current prometheus.Gauge
+	last    []byte
+}
+
+// NewDocumentWatcher registers the watcher's metrics; data is the document the proxy started
+// with.
+func NewDocumentWatcher(path string, data []byte, interval time.Duration, p *Proxy, reg prometheus.Registerer, log *slog.Logger) *DocumentWatcher {
+	w := &DocumentWatcher{
+		Path: path, Interval: interval, Proxy: p, Log: log, last: data,
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "llmkube_router_config_reloads_total", Help: "Routing documents read after the start, by result: applied, or refused (the previous one keeps serving).",
+		}, []string{"result"}),
+		current: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "llmkube_router_config_last_reload_successful", Help: "1 when the mounted routing document is the one the proxy serves, 0 while it refuses it.",
+		}),
+	}
+	w.current.Set(1)
+	reg.MustRegister(w.reloads, w.current)
+	return w
+}
+
+// Run polls until ctx ends.
+func (w *DocumentWatcher) Run(ctx context.Context) {
+	t := time.NewTicker(w.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			w.check()
+		}
+	}
+}
+
+// check reads the document once and applies it when it changed.
+func (w *DocumentWatcher) check() {
+	data, err := os.ReadFile(w.Path)
+	if err != nil || bytes.Equal(data, w.last) {
+		return // a missing file mid-swap is read again at the next tick
+	}
+	w.last = data
+	doc, err := routingdoc.Parse(data)
+	if err == nil {
+		err = w.Proxy.Reload(doc)
+	}
+	if err != nil {
+		w.reloads.WithLabelValues("refused").Inc()
+		w.current.Set(0)
+		w.Log.Error("routing document refused; the previous one keeps serving", "error", err.Error())
+		return
+	}
+	w.reloads.WithLabelValues("applied").Inc()
+	w.current.Set(1)
+	w.Log.Info("routing document applied to new requests", "backends", len(doc.Backends), "rules", len(doc.Rules))
+	if w.Applied != nil {
+		w.Applied(doc)
+	}
+}
