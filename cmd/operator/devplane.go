@@ -1,10 +1,10 @@
+//go:build !nodevplane
+
 /*
 Copyright 2026 The LLMKube Authors.
 
 Licensed under the Apache License, Version 2.0.
 */
-
-//go:build !nodevplane
 
 package main
 

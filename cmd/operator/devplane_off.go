@@ -1,10 +1,10 @@
+//go:build nodevplane
+
 /*
 Copyright 2026 The LLMKube Authors.
 
 Licensed under the Apache License, Version 2.0.
 */
-
-//go:build nodevplane
 
 package main
 
@@ -22,7 +22,7 @@ type devPlane struct{}
 
 var errNoDevPlane = errors.New("this operator binary is a release build without the embedded control plane (built with -tags nodevplane); use `make run` from a source checkout, or set KUBECONFIG")
 
-func (devPlane) available() bool  { return false }
+func (devPlane) available() bool   { return false }
 func (devPlane) shouldStart() bool { return false }
 
 func (devPlane) start(string, string) (*rest.Config, func() error, error) {
