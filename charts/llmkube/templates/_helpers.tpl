@@ -20,6 +20,16 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
+{{/* An image reference from {repository, tag, digest} and the chart's appVersion: repository@digest
+when a digest is set, else repository:tag, the tag defaulting to appVersion. */}}
+{{- define "llmkube.image" -}}
+{{- if .image.digest -}}
+{{- printf "%s@%s" .image.repository .image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .image.repository (.image.tag | default .appVersion) -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "llmkube.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create -}}
 {{- default (include "llmkube.fullname" .) .Values.serviceAccount.name -}}
