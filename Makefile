@@ -30,12 +30,12 @@ generate: ## Deepcopy and apply configurations from the API types.
 	$(CONTROLLER_GEN) applyconfiguration:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: ## CRDs into config/crd/bases and RBAC into config/rbac, from markers; both copied into the chart.
+manifests: ## CRDs into config/crd/bases and RBAC into config/rbac, from markers; both copied into the chart's files/.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:dir=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=llmkube-operator paths=./controllers/... output:rbac:dir=config/rbac
 	@if [ -d $(CHART) ]; then \
-		rm -rf $(CHART)/crds && mkdir -p $(CHART)/crds $(CHART)/files && \
-		cp config/crd/bases/*.yaml $(CHART)/crds/ && cp config/rbac/role.yaml $(CHART)/files/role.yaml; fi
+		rm -rf $(CHART)/files/crds && mkdir -p $(CHART)/files/crds && \
+		cp config/crd/bases/*.yaml $(CHART)/files/crds/ && cp config/rbac/role.yaml $(CHART)/files/role.yaml; fi
 
 .PHONY: verify
 verify: ## Fail when generated output is stale, code is unformatted, or vet complains.

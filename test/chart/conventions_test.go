@@ -101,3 +101,25 @@ func TestHighAvailabilityValues(t *testing.T) {
 		t.Error("a PodDisruptionBudget with both minAvailable and maxUnavailable was accepted")
 	}
 }
+
+// crds.install: the CRDs come with the release, marked to stay on `helm uninstall`; false leaves
+// them out for whoever manages them.
+func TestCRDsInstallAndStayOnUninstall(t *testing.T) {
+	crds := 0
+	for _, o := range render(t) {
+		if o.GetKind() == "CustomResourceDefinition" {
+			crds++
+			if o.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+				t.Errorf("CRD %s lacks helm.sh/resource-policy: keep", o.GetName())
+			}
+		}
+	}
+	if crds != 3 {
+		t.Errorf("%d CRDs rendered, want 3", crds)
+	}
+	for _, o := range render(t, "--set", "crds.install=false") {
+		if o.GetKind() == "CustomResourceDefinition" {
+			t.Errorf("CRD %s rendered with crds.install=false", o.GetName())
+		}
+	}
+}

@@ -91,7 +91,7 @@ var _ = Describe("Release", Ordered, func() {
 		Expect(digests).To(HaveLen(2), "the push spec failed")
 		const ns, rel = "release-e2e", "release-e2e"
 		out, err := helmtool.Run("install", rel, "oci://"+repo+"/charts/llmkube", "--version", version.Version, "--plain-http",
-			"--namespace", ns, "--create-namespace", "--kubeconfig", adminKubeconfig(), "--skip-crds",
+			"--namespace", ns, "--create-namespace", "--kubeconfig", adminKubeconfig(), "--set", "crds.install=false",
 			"--set", "image.repository="+repo+"/operator", "--set", "image.digest="+digests["operator"],
 			"--set", "routerProxy.image.repository="+repo+"/router-proxy")
 		Expect(err).NotTo(HaveOccurred())
