@@ -17,6 +17,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 
 	"github.com/llmkube/operator/test/helmtool"
+	"github.com/llmkube/operator/test/kubescore"
 )
 
 // The conventions users expect of a chart: overridable names, a digest-pinned image, security
@@ -121,5 +122,25 @@ func TestCRDsInstallAndStayOnUninstall(t *testing.T) {
 		if o.GetKind() == "CustomResourceDefinition" {
 			t.Errorf("CRD %s rendered with crds.install=false", o.GetName())
 		}
+	}
+}
+
+// kube-score passes on the chart with its defaults and every example values file, ignoring only
+// what hack/kube-score.ignore names.
+func TestKubeScore(t *testing.T) {
+	for _, f := range append([]string{""}, exampleValues(t)...) {
+		name, extra := "defaults", []string{}
+		if f != "" {
+			name, extra = filepath.Base(f), []string{"-f", f}
+		}
+		t.Run(name, func(t *testing.T) {
+			out, err := helmtool.Run(append([]string{"template", "llmkube", helmtool.Chart(), "--namespace", ns}, extra...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := kubescore.Score(out); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }
