@@ -7,8 +7,10 @@ Licensed under the Apache License, Version 2.0.
 package chart_test
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -16,6 +18,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 
+	"github.com/llmkube/operator/internal/chartdoc"
 	"github.com/llmkube/operator/test/helmtool"
 	"github.com/llmkube/operator/test/kubescore"
 )
@@ -142,5 +145,30 @@ func TestKubeScore(t *testing.T) {
 				t.Error(err)
 			}
 		})
+	}
+}
+
+// The chart's README is generated from values.yaml's comments: run `go run ./hack/chartdoc`.
+func TestChartReadmeIsGenerated(t *testing.T) {
+	header, err := os.ReadFile(filepath.Join(helmtool.Chart(), "README.header.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, err := os.ReadFile(filepath.Join(helmtool.Chart(), "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := chartdoc.Render(string(header), values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(helmtool.Chart(), "README.md"))
+	if string(got) != string(want) {
+		t.Error("charts/llmkube/README.md is stale: run `go run ./hack/chartdoc`")
+	}
+	for _, key := range []string{"`image.digest`", "`podSecurityContext`", "`crds.install`", "`networkPolicy.enabled`"} {
+		if !strings.Contains(string(want), key) {
+			t.Errorf("the README has no row for %s", key)
+		}
 	}
 }
