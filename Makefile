@@ -31,12 +31,12 @@ generate: ## Deepcopy and apply configurations from the API types.
 	$(CONTROLLER_GEN) applyconfiguration:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: ## CRDs into config/crd/bases and RBAC into config/rbac, from markers; both copied into the chart.
+manifests: ## CRDs into config/crd/bases and RBAC into config/rbac, from markers; both copied into the chart's files/.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:dir=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=llmkube-operator paths=./controllers/... output:rbac:dir=config/rbac
 	@if [ -d $(CHART) ]; then \
-		rm -rf $(CHART)/crds && mkdir -p $(CHART)/crds $(CHART)/files && \
-		cp config/crd/bases/*.yaml $(CHART)/crds/ && cp config/rbac/role.yaml $(CHART)/files/role.yaml; fi
+		rm -rf $(CHART)/files/crds && mkdir -p $(CHART)/files/crds && \
+		cp config/crd/bases/*.yaml $(CHART)/files/crds/ && cp config/rbac/role.yaml $(CHART)/files/role.yaml; fi
 
 .PHONY: verify
 verify: ## Fail when generated output is stale, code is unformatted, or vet complains.
@@ -138,6 +138,67 @@ fuzz: ## Run every fuzz target for FUZZTIME (default 10s) each.
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "go test $$pkg -fuzz=^$$name\$$ -fuzztime=$(FUZZTIME)"; \
 		go test $$pkg -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) || exit 1; done
+
+##@ Release
+
+# The release's version is internal/version's: the images' tags, the chart's version and appVersion,
+# and the router-proxy image the operator defaults to, all from one line.
+VERSION := $(shell sed -n 's/^var Version = "\(.*\)"$$/\1/p' internal/version/version.go)
+# Where `make images` and `make chart` push (e.g. ghcr.io/llmkube): images REGISTRY/operator and
+# REGISTRY/router-proxy, the chart oci://REGISTRY/charts/llmkube. Empty: OCI layouts under BUILD_DIR.
+REGISTRY ?=
+BUILD_DIR ?= build
+PLATFORMS ?= linux/amd64 linux/arm64
+# The base of both images, named here only. A release uses distroless/static (nonroot), pinned by
+# digest: CA certificates, tzdata, a 65532 user, nothing else, rebuilt and scanned upstream.
+# BASE_IMAGE=local builds on `make base` instead (CA bundle + passwd from this machine), for
+# machines that cannot pull from a public registry.
+BASE_IMAGE ?= gcr.io/distroless/static-debian12:nonroot@sha256:d093aa3e30dbadd3efe1310db061a14da60299baff8450a17fe0ccc514a16639
+# One timestamp for every file, config and archive: the commit's, so a rebuild is byte-identical.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+SOURCE_URL ?= https://github.com/llmkube/operator
+RELEASE_TOOL := go run ./hack/release
+# Static, path-free binaries; the operator without the embedded development control plane.
+RELEASE_GOFLAGS := -trimpath -ldflags='-s -w -buildid= -X github.com/llmkube/operator/internal/version.Version=$(VERSION)'
+IMAGE_LABELS := -label org.opencontainers.image.source=$(SOURCE_URL) -label org.opencontainers.image.revision=$(REVISION) \
+	-label org.opencontainers.image.version=$(VERSION) -label org.opencontainers.image.licenses=Apache-2.0 \
+	-label org.opencontainers.image.created=$$(date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r $(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
+
+.PHONY: base
+base: ## A local base image (CA bundle + passwd/group, user 65532) as an OCI layout in BUILD_DIR/base.
+	$(RELEASE_TOOL) base -created $(SOURCE_DATE_EPOCH) -platforms $(subst $(space),$(comma),$(strip $(PLATFORMS))) -out $(BUILD_DIR)/base
+
+space := $(subst ,, )
+comma := ,
+IMAGE_BASE = $(if $(filter local,$(BASE_IMAGE)),oci:$(BUILD_DIR)/base,$(BASE_IMAGE))
+
+.PHONY: images
+images: $(if $(filter local,$(BASE_IMAGE)),base) ## operator and router-proxy images for PLATFORMS; pushed to REGISTRY, else OCI layouts in BUILD_DIR/images.
+	@for p in $(PLATFORMS); do d=$(BUILD_DIR)/bin/$${p/\//_}; echo "go build $$p"; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -tags nodevplane -o $$d/llmkube-operator ./cmd/operator; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $$d/router-proxy ./cmd/router-proxy; done
+	@for img in operator:llmkube-operator router-proxy:router-proxy; do repo=$${img%%:*}; bin=$${img#*:}; \
+		bins=$$(for p in $(PLATFORMS); do printf -- '-bin %s=%s ' $$p $(BUILD_DIR)/bin/$${p/\//_}/$$bin; done); \
+		if [ -n "$(REGISTRY)" ]; then dest="-push $(REGISTRY)/$$repo:$(VERSION)"; else dest="-out $(BUILD_DIR)/images/$$repo -tag $(VERSION)"; fi; \
+		$(RELEASE_TOOL) image -base $(IMAGE_BASE) -binary $$bin $$bins $(IMAGE_LABELS) -created $(SOURCE_DATE_EPOCH) \
+			$$dest -digest-file $(BUILD_DIR)/images/$$repo.digest; done
+
+.PHONY: chart
+chart: ## Package the chart (version and appVersion from internal/version) into BUILD_DIR/chart; push it to oci://REGISTRY/charts when REGISTRY is set.
+	@mkdir -p $(BUILD_DIR)/chart
+	$(HELM) package $(CHART) --version $(VERSION) --app-version $(VERSION) -d $(BUILD_DIR)/chart
+	@if [ -n "$(REGISTRY)" ]; then $(HELM) push $(BUILD_DIR)/chart/llmkube-$(VERSION).tgz oci://$(REGISTRY)/charts $(HELM_PUSH_FLAGS); fi
+
+# The platforms plugins/llmkube.yaml (the krew manifest) names.
+PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/arm64
+
+.PHONY: plugin-archives
+plugin-archives: ## kubectl-llmkube archives for krew (binary + LICENSE), checksums.txt and the filled-in krew manifest in BUILD_DIR/plugin.
+	@for p in $(PLUGIN_PLATFORMS); do echo "go build kubectl-llmkube $$p"; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $(BUILD_DIR)/bin/$${p/\//_}/kubectl-llmkube ./cmd/kubectl-llmkube; done
+	$(RELEASE_TOOL) plugin $$(for p in $(PLUGIN_PLATFORMS); do printf -- '-bin %s=%s ' $$p $(BUILD_DIR)/bin/$${p/\//_}/kubectl-llmkube; done) \
+		-license LICENSE -manifest plugins/llmkube.yaml -tag v$(VERSION) -created $(SOURCE_DATE_EPOCH) -out $(BUILD_DIR)/plugin
 
 .PHONY: help
 help:

@@ -28,7 +28,7 @@ import (
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/retry"
-	"github.com/llmkube/operator/internal/devcluster"
+	"github.com/llmkube/operator/internal/version"
 )
 
 type options struct {
@@ -51,6 +51,7 @@ type options struct {
 	cacheTransform          string
 	routerProxyImage        string
 	driftRepair             time.Duration
+	showVersion             bool
 }
 
 func main() {
@@ -74,9 +75,14 @@ func main() {
 	flag.StringVar(&o.devControlPlane, "dev-control-plane", "never", "auto: start an embedded control plane when no cluster is configured; always; never.")
 	flag.StringVar(&o.applySamples, "apply-samples", "", "On the embedded control plane, apply the YAML files of this folder once the operator runs.")
 	flag.StringVar(&o.devDir, "dev-dir", ".dev", "Where the embedded control plane's kubeconfig is written.")
+	flag.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
 	zapOpts := zap.Options{Development: true}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if o.showVersion {
+		fmt.Println(version.Version)
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
 	if err := run(ctrl.SetupSignalHandler(), o); err != nil {
@@ -88,19 +94,19 @@ func main() {
 func run(ctx context.Context, o options) error {
 	setupLog := ctrl.Log.WithName("setup")
 	var cfg *rest.Config
-	embedded := o.devControlPlane == "always" || (o.devControlPlane == "auto" && devcluster.ShouldStart())
+	embedded := o.devControlPlane == "always" || (o.devControlPlane == "auto" && devPlane{}.shouldStart())
 	if embedded {
 		kubeconfig, err := filepath.Abs(filepath.Join(o.devDir, "kubeconfig"))
 		if err != nil {
 			return err
 		}
 		setupLog.Info("no cluster configured: starting the embedded control plane")
-		cluster, err := devcluster.Start(filepath.Join("config", "crd", "bases"), kubeconfig)
+		planeCfg, stop, err := devPlane{}.start(filepath.Join("config", "crd", "bases"), kubeconfig)
 		if err != nil {
 			return err
 		}
-		defer func() { _ = cluster.Stop() }()
-		cfg = cluster.Config
+		defer func() { _ = stop() }()
+		cfg = planeCfg
 		fmt.Printf("\n  Embedded control plane is up. In another shell:\n\n    export KUBECONFIG=%s\n    kubectl get isvc,mr,deploy,svc -A\n\n", kubeconfig)
 		if o.metricsAddr == ":8080" {
 			o.metricsAddr = "0" // the default port is often taken on a workstation
@@ -205,7 +211,7 @@ func applySamples(ctx context.Context, mgr ctrl.Manager, o options) {
 		log.Error(err, "client")
 		return
 	}
-	applied, err := devcluster.ApplySamples(ctx, c, o.applySamples, "llmkube-samples")
+	applied, err := devPlane{}.applySamples(ctx, c, o.applySamples, "llmkube-samples")
 	if err != nil {
 		log.Error(err, "applying samples")
 		return

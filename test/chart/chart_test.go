@@ -338,15 +338,15 @@ func TestValuesRejected(t *testing.T) {
 // The CRDs the chart installs are the generated ones, byte for byte (make verify checks it too).
 func TestCRDsMatchConfig(t *testing.T) {
 	want, _ := filepath.Glob(filepath.Join(helmtool.RepoRoot(), "config", "crd", "bases", "*.yaml"))
-	got, _ := filepath.Glob(filepath.Join(helmtool.Chart(), "crds", "*.yaml"))
+	got, _ := filepath.Glob(filepath.Join(helmtool.Chart(), "files", "crds", "*.yaml"))
 	if len(want) == 0 || len(want) != len(got) {
 		t.Fatalf("config has %d CRDs, the chart %d", len(want), len(got))
 	}
 	for _, w := range want {
 		a, _ := os.ReadFile(w)
-		b, err := os.ReadFile(filepath.Join(helmtool.Chart(), "crds", filepath.Base(w)))
+		b, err := os.ReadFile(filepath.Join(helmtool.Chart(), "files", "crds", filepath.Base(w)))
 		if err != nil || string(a) != string(b) {
-			t.Errorf("charts/llmkube/crds/%s differs from config/crd/bases: run make manifests", filepath.Base(w))
+			t.Errorf("charts/llmkube/files/crds/%s differs from config/crd/bases: run make manifests", filepath.Base(w))
 		}
 	}
 }
