@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/rollout"
 )
 
 // Phases of the llmkube_inferenceservices and llmkube_modelrouters gauges: every one is emitted
@@ -47,6 +48,9 @@ const (
 )
 
 var gatewayStates = []string{GatewayAccepted, GatewayRefused, GatewayPending, GatewayCRDMissing}
+
+// Reasons of llmkube_inferenceservice_rollout_deferred: the RolloutDeferred condition's.
+var deferralReasons = []string{rollout.ReasonWaitingForIdle, rollout.ReasonIdleTimeoutNotForced, rollout.ReasonIdleDetectionUnsupported}
 
 // ReasonCRDNotInstalled is the GatewayReady reason of a missing Gateway API CRD
 // (inferenceservice.ReasonCRDNotInstalled; repeated here so this package stays below the
@@ -158,6 +162,10 @@ func collectInferenceServices(ch chan<- prometheus.Metric, items []inferencev1al
 			phase = "Unknown"
 		}
 		count(byPhase, ns, phase)
+		// Every namespace with an InferenceService gets every gateway state and deferral reason,
+		// 0 included: a query or an alert then never meets a missing series.
+		ensure(gateways, ns)
+		ensure(deferred, ns)
 		ch <- prometheus.MustNewConstMetric(descISVCPhase, prometheus.GaugeValue, 1, ns, name, phase)
 		ch <- prometheus.MustNewConstMetric(descReady, prometheus.GaugeValue, float64(isvc.Status.ReadyReplicas), ns, name)
 		if wanted, ok := Wanted(isvc.Status.Ready); ok {
@@ -173,7 +181,7 @@ func collectInferenceServices(ch chan<- prometheus.Metric, items []inferencev1al
 	}
 	emit(ch, descISVCs, byPhase, inferenceServicePhases)
 	emit(ch, descGateways, gateways, gatewayStates)
-	emit(ch, descDeferred, deferred, nil)
+	emit(ch, descDeferred, deferred, deferralReasons)
 }
 
 func collectModelRouters(ch chan<- prometheus.Metric, items []inferencev1alpha1.ModelRouter) {
@@ -229,10 +237,14 @@ func Wanted(ready string) (int, bool) {
 }
 
 func count(m map[string]map[string]int, ns, key string) {
+	ensure(m, ns)
+	m[ns][key]++
+}
+
+func ensure(m map[string]map[string]int, ns string) {
 	if m[ns] == nil {
 		m[ns] = map[string]int{}
 	}
-	m[ns][key]++
 }
 
 // emit sends one gauge per namespace and key, and a 0 for each of zeros the namespace lacks.

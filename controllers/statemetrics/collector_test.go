@@ -59,6 +59,11 @@ llmkube_inferenceservice_gateways{namespace="a",state="accepted"} 0
 llmkube_inferenceservice_gateways{namespace="a",state="crd_missing"} 0
 llmkube_inferenceservice_gateways{namespace="a",state="pending"} 0
 llmkube_inferenceservice_gateways{namespace="a",state="refused"} 1
+# HELP llmkube_inferenceservice_rollout_deferred x
+# TYPE llmkube_inferenceservice_rollout_deferred gauge
+llmkube_inferenceservice_rollout_deferred{namespace="a",reason="IdleDetectionUnsupported"} 0
+llmkube_inferenceservice_rollout_deferred{namespace="a",reason="IdleTimeoutNotForced"} 0
+llmkube_inferenceservice_rollout_deferred{namespace="a",reason="WaitingForIdle"} 1
 # HELP llmkube_inferenceservice_phase x
 # TYPE llmkube_inferenceservice_phase gauge
 llmkube_inferenceservice_phase{name="new",namespace="a",phase="Unknown"} 1
@@ -95,7 +100,7 @@ llmkube_modelrouters{namespace="b",phase="Ready"} 0
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
 	names := []string{"llmkube_inferenceservice_gateways", "llmkube_inferenceservice_phase", "llmkube_inferenceservice_replicas_wanted", "llmkube_inferenceservice_replicas_ready",
-		"llmkube_inferenceservice_rollout_deferred_seconds", "llmkube_inferenceservices", "llmkube_modelrouter_backends",
+		"llmkube_inferenceservice_rollout_deferred_seconds", "llmkube_inferenceservice_rollout_deferred", "llmkube_inferenceservices", "llmkube_modelrouter_backends",
 		"llmkube_modelrouter_backends_resolved", "llmkube_modelrouters"}
 	// Help texts are the collector's; compare values only.
 	got, err := reg.Gather()
