@@ -41,6 +41,11 @@ func TestCollectorCountsObjectsFromTheReader(t *testing.T) {
 		&inferencev1alpha1.InferenceService{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "new"},
 		},
+		// A namespace with no gateway and no waiting rollout still gets every state and reason, at 0.
+		&inferencev1alpha1.InferenceService{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "c", Name: "plain"},
+			Status:     inferencev1alpha1.InferenceServiceStatus{Phase: inferencev1alpha1.PhasePending, Ready: "0/1"},
+		},
 		&inferencev1alpha1.ModelRouter{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "b", Name: "r"},
 			Spec:       inferencev1alpha1.ModelRouterSpec{Backends: make([]inferencev1alpha1.Backend, 3)},
@@ -59,22 +64,32 @@ llmkube_inferenceservice_gateways{namespace="a",state="accepted"} 0
 llmkube_inferenceservice_gateways{namespace="a",state="crd_missing"} 0
 llmkube_inferenceservice_gateways{namespace="a",state="pending"} 0
 llmkube_inferenceservice_gateways{namespace="a",state="refused"} 1
+llmkube_inferenceservice_gateways{namespace="c",state="accepted"} 0
+llmkube_inferenceservice_gateways{namespace="c",state="crd_missing"} 0
+llmkube_inferenceservice_gateways{namespace="c",state="pending"} 0
+llmkube_inferenceservice_gateways{namespace="c",state="refused"} 0
 # HELP llmkube_inferenceservice_rollout_deferred x
 # TYPE llmkube_inferenceservice_rollout_deferred gauge
 llmkube_inferenceservice_rollout_deferred{namespace="a",reason="IdleDetectionUnsupported"} 0
 llmkube_inferenceservice_rollout_deferred{namespace="a",reason="IdleTimeoutNotForced"} 0
 llmkube_inferenceservice_rollout_deferred{namespace="a",reason="WaitingForIdle"} 1
+llmkube_inferenceservice_rollout_deferred{namespace="c",reason="IdleDetectionUnsupported"} 0
+llmkube_inferenceservice_rollout_deferred{namespace="c",reason="IdleTimeoutNotForced"} 0
+llmkube_inferenceservice_rollout_deferred{namespace="c",reason="WaitingForIdle"} 0
 # HELP llmkube_inferenceservice_phase x
 # TYPE llmkube_inferenceservice_phase gauge
 llmkube_inferenceservice_phase{name="new",namespace="a",phase="Unknown"} 1
 llmkube_inferenceservice_phase{name="ready",namespace="a",phase="Ready"} 1
+llmkube_inferenceservice_phase{name="plain",namespace="c",phase="Pending"} 1
 # HELP llmkube_inferenceservice_replicas_ready x
 # TYPE llmkube_inferenceservice_replicas_ready gauge
 llmkube_inferenceservice_replicas_ready{name="new",namespace="a"} 0
 llmkube_inferenceservice_replicas_ready{name="ready",namespace="a"} 2
+llmkube_inferenceservice_replicas_ready{name="plain",namespace="c"} 0
 # HELP llmkube_inferenceservice_replicas_wanted x
 # TYPE llmkube_inferenceservice_replicas_wanted gauge
 llmkube_inferenceservice_replicas_wanted{name="ready",namespace="a"} 3
+llmkube_inferenceservice_replicas_wanted{name="plain",namespace="c"} 1
 # HELP llmkube_inferenceservice_rollout_deferred_seconds x
 # TYPE llmkube_inferenceservice_rollout_deferred_seconds gauge
 llmkube_inferenceservice_rollout_deferred_seconds{name="ready",namespace="a"} 90
@@ -85,6 +100,10 @@ llmkube_inferenceservices{namespace="a",phase="Pending"} 0
 llmkube_inferenceservices{namespace="a",phase="Progressing"} 0
 llmkube_inferenceservices{namespace="a",phase="Ready"} 1
 llmkube_inferenceservices{namespace="a",phase="Unknown"} 1
+llmkube_inferenceservices{namespace="c",phase="Degraded"} 0
+llmkube_inferenceservices{namespace="c",phase="Pending"} 1
+llmkube_inferenceservices{namespace="c",phase="Progressing"} 0
+llmkube_inferenceservices{namespace="c",phase="Ready"} 0
 # HELP llmkube_modelrouter_backends x
 # TYPE llmkube_modelrouter_backends gauge
 llmkube_modelrouter_backends{name="r",namespace="b"} 3
