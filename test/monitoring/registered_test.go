@@ -14,9 +14,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/internal/routerproxy"
@@ -88,8 +93,14 @@ func operatorMetrics(t *testing.T) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One item through the queue: the depth gauge has a series once something was queued.
+	events := make(chan event.GenericEvent, 1)
+	events <- event.GenericEvent{Object: &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x"}}}
+	if err := c.Watch(source.Channel(events, &handler.EnqueueRequestForObject{})); err != nil {
+		t.Fatal(err)
+	}
 	go func() { _ = c.Start(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		families, err := crmetrics.Registry.Gather()
 		if err != nil {
@@ -106,7 +117,7 @@ func operatorMetrics(t *testing.T) map[string]bool {
 			return names
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("controller-runtime's metrics did not appear in its registry: %v", got)
+			t.Fatalf("controller-runtime's workqueue_depth and controller_runtime_reconcile_total did not appear in its registry within 30s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
