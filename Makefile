@@ -97,6 +97,13 @@ run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one,
 .PHONY: test
 test: envtest-bin ## The whole suite: unit tests and the integration suite against a real kube-apiserver.
 	go test ./... -count=1 -timeout 45m
+	$(MAKE) test-monitoring
+
+# A module of its own (test/monitoring/go.mod): the Prometheus rule loader and PromQL parser it
+# checks the chart's alerts and dashboards with never enter the operator's go.mod.
+.PHONY: test-monitoring
+test-monitoring: ## Parse the chart's alerts and dashboards with Prometheus' own parsers; every metric they use must be registered.
+	cd test/monitoring && go vet ./... && go test ./... -count=1
 
 ##@ Benchmark
 

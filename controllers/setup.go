@@ -10,12 +10,14 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
 	gatewayac "sigs.k8s.io/gateway-api/applyconfiguration"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/model"
@@ -48,11 +50,20 @@ type Config struct {
 	// DriftRepair is how often a converged object is reconciled again to repair drift no event
 	// carries; retry.DefaultResync when zero, never when negative.
 	DriftRepair time.Duration
+	// Metrics is where the operator's own metrics are registered (RegisterMetrics);
+	// controller-runtime's registry, the one its metrics endpoint serves, when nil.
+	Metrics prometheus.Registerer
 }
 
 // Setup registers every reconciler with mgr. Tests call it too, so that the suite runs exactly
 // the wiring the binary runs.
 func Setup(mgr ctrl.Manager, cfg Config) error {
+	if cfg.Metrics == nil {
+		cfg.Metrics = crmetrics.Registry
+	}
+	if err := RegisterMetrics(cfg.Metrics, mgr.GetCache()); err != nil {
+		return err
+	}
 	recorder := status.LimitedRecorder{Recorder: mgr.GetEventRecorder(cfg.FieldManager)}
 	opts := controller.Options{MaxConcurrentReconciles: cfg.MaxConcurrentReconciles}
 	legacy := ownership.Legacy{FieldManagers: cfg.LegacyFieldManagers, Adopt: cfg.AdoptLegacyOwnership}

@@ -216,6 +216,7 @@ func (a Applier) reportConflicts(ctx context.Context, c Change) {
 		parts[i] = cf.String()
 	}
 	kind := kindOf(c.Desired)
+	countConflicts(kind, conflicts)
 	a.Recorder.Eventf(c.Owner, c.Live, corev1.EventTypeWarning, ReasonOwnershipConflict, "ForceApply",
 		"%s %s: another manager changed fields %s applies: %s; restoring %s's values",
 		kind, client.ObjectKeyFromObject(c.Live), a.FieldManager, strings.Join(parts, "; "), a.FieldManager)

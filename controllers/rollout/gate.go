@@ -66,6 +66,21 @@ func Enabled(isvc *inferencev1alpha1.InferenceService) bool {
 // Decide answers for an InferenceService whose desired pod template differs from the owned one.
 // waitingSince is when the current deferral began (nil when none has).
 func (g *Gate) Decide(ctx context.Context, isvc *inferencev1alpha1.InferenceService, service, portName string, waitingSince *time.Time) (Decision, error) {
+	d, err := g.decide(ctx, isvc, service, portName, waitingSince)
+	if err == nil && d.Roll && waitingSince != nil {
+		WaitSeconds.Observe(g.now().Sub(*waitingSince).Seconds())
+	}
+	return d, err
+}
+
+func (g *Gate) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+func (g *Gate) decide(ctx context.Context, isvc *inferencev1alpha1.InferenceService, service, portName string, waitingSince *time.Time) (Decision, error) {
 	if !Enabled(isvc) {
 		return Decision{Roll: true}, nil
 	}
@@ -95,10 +110,7 @@ func (g *Gate) Decide(ctx context.Context, isvc *inferencev1alpha1.InferenceServ
 		return Decision{Roll: true}, nil
 	}
 
-	now := time.Now()
-	if g.Now != nil {
-		now = g.Now()
-	}
+	now := g.now()
 	requeue := wait.Jitter(PollInterval, 0.5)
 	busy := fmt.Sprintf("%d of %d pods busy (%s)", load.Busy, load.Pods, metric)
 	if len(load.Unreadable) > 0 {

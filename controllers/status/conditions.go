@@ -87,7 +87,10 @@ func SetDegraded(conds *[]metav1.Condition, generation int64, errs []error) {
 // failure (see NewRejection); conds and generation are owner's status before this reconcile. The
 // Event's reason is ApplyFailed for a failed apply, and the condition's reason for a local
 // failure (MigrationFailed, RolloutGateFailed, ReconcileFailed).
+//
+// Every failure, new or not, is counted in FailuresTotal.
 func ReportFailure(recorder events.EventRecorder, owner runtime.Object, conds []metav1.Condition, generation int64, errs []error) {
+	countFailures(owner, errs)
 	err := errors.Join(errs...)
 	if err == nil || !NewRejection(conds, inferencev1alpha1.ConditionDegraded, generation, err.Error()) {
 		return

@@ -81,7 +81,7 @@ func NewBalancer(doc *routingdoc.Document, o BalancerOptions) *Balancer {
 		}, []string{"backend"}),
 	}
 	if o.Registerer != nil {
-		o.Registerer.MustRegister(b.pods, b.fallback, b.ejections, b.retries)
+		o.Registerer.MustRegister(b.pods, b.fallback, b.ejections, b.retries, ejectedCollector{b})
 	}
 	b.reload(doc)
 	return b

@@ -37,6 +37,9 @@ func (e *Endpoint) Release() { e.outstanding.Add(-1) }
 
 func (e *Endpoint) ejected(now int64) bool { return e.health.Cooling(time.Unix(0, now)) }
 
+// Ejected says whether e is cooling down after failing several times in a row, at now.
+func (e *Endpoint) Ejected(now time.Time) bool { return e.ejected(now.UnixNano()) }
+
 // Pool is the ready pods of one backend. Reads (Pick) never block each other: the set is an
 // immutable snapshot swapped by Update.
 type Pool struct {

@@ -1,0 +1,35 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package routerproxy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/llmkube/operator/internal/routingdoc"
+)
+
+func TestEjectedPodsAreCountedAtScrapeTime(t *testing.T) {
+	doc := &routingdoc.Document{Backends: []routingdoc.Backend{{Name: "llama", Kind: routingdoc.KindInferenceService,
+		Service: &routingdoc.Service{Namespace: "ns", Name: "llama", Port: "http"}}}}
+	reg := prometheus.NewPedanticRegistry()
+	b := NewBalancer(doc, BalancerOptions{FailureThreshold: 1, Cooldown: time.Hour, Registerer: reg})
+	pool := b.pools["llama"]
+	pool.Update([]string{"10.0.0.1:8080", "10.0.0.2:8080"})
+	for _, e := range pool.Endpoints() {
+		pool.Failed(e, time.Now())
+	}
+	if n := testutil.ToFloat64(ejectedCollector{b}); n != 2 {
+		t.Fatalf("llmkube_router_backend_pods_ejected = %v, want 2 (both pods failed past the threshold)", n)
+	}
+	if _, err := reg.Gather(); err != nil {
+		t.Fatal(err)
+	}
+}
