@@ -21,7 +21,7 @@ func TestEjectedPodsAreCountedAtScrapeTime(t *testing.T) {
 		Service: &routingdoc.Service{Namespace: "ns", Name: "llama", Port: "http"}}}}
 	reg := prometheus.NewPedanticRegistry()
 	b := NewBalancer(doc, BalancerOptions{FailureThreshold: 1, Cooldown: time.Hour, Registerer: reg})
-	pool := b.pools["llama"]
+	pool := b.state.Load().pools["llama"]
 	pool.Update([]string{"10.0.0.1:8080", "10.0.0.2:8080"})
 	for _, e := range pool.Endpoints() {
 		pool.Failed(e, time.Now())
