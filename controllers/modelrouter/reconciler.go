@@ -218,4 +218,3 @@ func (r *Reconciler) reconcileDeployment(ctx context.Context, router *inferencev
 	}
 	return live, nil
 }
-
