@@ -104,7 +104,9 @@ var _ = Describe("router-proxy: the OpenAI API beyond chat, and token accounting
 		By("an unknown path: 404 in OpenAI's shape, naming the path")
 		r, err := http.Post(p.url("/v1/fine_tuning/jobs"), "application/json", strings.NewReader(`{"model":"gpt-5"}`))
 		Expect(err).NotTo(HaveOccurred())
-		var e struct{ Error struct{ Message, Code string } }
+		var e struct {
+			Error struct{ Message, Code string }
+		}
 		Expect(json.NewDecoder(r.Body).Decode(&e)).To(Succeed())
 		_ = r.Body.Close()
 		Expect(r.StatusCode).To(Equal(http.StatusNotFound))
@@ -161,4 +163,3 @@ var _ = Describe("router-proxy: the OpenAI API beyond chat, and token accounting
 		}).Should(Succeed())
 	})
 })
-
