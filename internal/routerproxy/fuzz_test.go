@@ -47,13 +47,14 @@ func FuzzScanBody(f *testing.F) {
 			return
 		}
 		asked := bytes.Join(bodyParts(body, rb, []byte(`"rewritten"`), true), nil)
-		var req struct {
-			Model         string `json:"model"`
-			StreamOptions struct {
-				IncludeUsage bool `json:"include_usage"`
-			} `json:"stream_options"`
+		// Maps, not structs: encoding/json matches struct fields case-insensitively.
+		var req map[string]json.RawMessage
+		var opts map[string]json.RawMessage
+		err := json.Unmarshal(asked, &req)
+		if err == nil {
+			err = json.Unmarshal(req["stream_options"], &opts)
 		}
-		if err := json.Unmarshal(asked, &req); err != nil || req.Model != "rewritten" || !req.StreamOptions.IncludeUsage {
+		if err != nil || string(req["model"]) != `"rewritten"` || string(opts["include_usage"]) != "true" {
 			t.Fatalf("asking for usage broke the body: %s (%v)", asked, err)
 		}
 	})

@@ -117,9 +117,11 @@ func (m *meter) flush(emit func([]byte) error) error {
 // when b holds none yet.
 func eventEnd(b []byte) int {
 	for i := 0; i+1 < len(b); i++ {
-		if b[i] != '\n' {
-			continue
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 || i+j+1 >= len(b) {
+			return -1
 		}
+		i += j
 		switch {
 		case b[i+1] == '\n':
 			return i + 2
@@ -137,13 +139,39 @@ func usageOnly(ev []byte) bool {
 }
 
 // scan reads p for the usage object and, in a stream, the first token.
+//
+// Note: every key it looks for starts with a quote, so while no match is under way it jumps to
+// the next quote (bytes.IndexByte) instead of stepping through the text byte by byte.
 func (m *meter) scan(p []byte) {
-	for _, c := range p {
+	for i := 0; i < len(p); i++ {
+		if m.idle() {
+			j := bytes.IndexByte(p[i:], '"')
+			if j < 0 {
+				return
+			}
+			i += j
+		}
+		c := p[i]
 		m.scanUsage(c)
 		if m.stream && m.firstToken.IsZero() {
 			m.scanToken(c)
 		}
 	}
+}
+
+// idle says no key is partly matched: only a quote can start one.
+func (m *meter) idle() bool {
+	if m.key != 0 {
+		return false
+	}
+	if m.stream && m.firstToken.IsZero() {
+		for _, n := range m.tokenAt {
+			if n != 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (m *meter) scanUsage(c byte) {
