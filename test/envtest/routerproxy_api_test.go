@@ -39,7 +39,7 @@ var _ = Describe("router-proxy: the OpenAI API beyond chat, and token accounting
 			}
 		})
 		routerReady(ns, "api", "cloud", "local")
-		p := runProxyAsDeployed(ns, "api-router-proxy")
+		p := runProxyAsDeployed(ns, "api-router-proxy", "--max-body-bytes=1048576")
 		ctx := suiteCtx
 		c := openaiClient(p, "")
 
@@ -75,6 +75,15 @@ var _ = Describe("router-proxy: the OpenAI API beyond chat, and token accounting
 		Expect(got.model).To(Equal("large-v3"))
 		Expect(bytes.Equal(got.file, audio)).To(BeTrue(), "the file part changed on the way (%d bytes, sent %d)", len(got.file), len(audio))
 		Expect(got.header.Get("Content-Type")).To(HavePrefix("multipart/form-data; boundary="))
+
+		By("the body limit applies to a form: 413 in OpenAI's shape, nothing sent")
+		sent := len(local.requests())
+		_, err = c.Audio.Transcriptions.New(ctx, openai.AudioTranscriptionNewParams{
+			File: openai.File(bytes.NewReader(make([]byte, 2<<20)), "big.wav", "audio/wav"), Model: openai.AudioModelWhisper1,
+		})
+		Expect(apiError(err).StatusCode).To(Equal(http.StatusRequestEntityTooLarge))
+		Expect(apiError(err).Code).To(Equal("request_too_large"))
+		Expect(local.requests()).To(HaveLen(sent))
 
 		By("speech and images (JSON)")
 		speech, err := c.Audio.Speech.New(ctx, openai.AudioSpeechNewParams{Model: "gpt-4o-mini-tts", Input: "hi", Voice: openai.AudioSpeechNewParamsVoiceUnion{OfString: openai.String("alloy")}})
