@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	clientgoac "k8s.io/client-go/applyconfigurations"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
@@ -201,6 +202,13 @@ func (a Applier) reportConflicts(ctx context.Context, c Change) {
 	types := a.Types
 	if types == nil {
 		types = NewTypeConverter(a.Client.Scheme())
+	}
+	// An object read past the cache (the API reader, a migration's answer) carries no kind, which
+	// the type converter needs.
+	if c.Live.GetObjectKind().GroupVersionKind().Empty() {
+		if gvk, err := apiutil.GVKForObject(c.Live, a.Client.Scheme()); err == nil {
+			c.Live.GetObjectKind().SetGroupVersionKind(gvk)
+		}
 	}
 	conflicts, err := DetectConflicts(types, c.Live, c.Desired, a.FieldManager)
 	if err != nil {

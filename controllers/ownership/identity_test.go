@@ -48,7 +48,7 @@ func TestCheckControlled(t *testing.T) {
 			case tc.want != "" && (err == nil || !IsNotControlled(err) || !strings.Contains(err.Error(), tc.want)):
 				t.Fatalf("want NotControlled containing %q, got %v", tc.want, err)
 			}
-			if tc.want != "" && !Refused(Fail("Service", keyOf(desired), StepOwnership, err)) {
+			if tc.want != "" && !Refused(Fail("Service", KeyOf(desired), StepOwnership, err)) {
 				t.Fatal("a NotControlled refusal must wait on the refused backoff")
 			}
 		})

@@ -21,10 +21,10 @@ func (a Applier) ApplyChange(ctx context.Context, c Change) error {
 	kind := kindOf(c.Desired)
 	sent, err := a.ApplyIfChanged(ctx, c)
 	if err != nil {
-		return Fail(kind, keyOf(c.Desired), StepApply, err)
+		return Fail(kind, KeyOf(c.Desired), StepApply, err)
 	}
 	if sent {
-		log.FromContext(ctx).V(1).Info("applied", "kind", kind, "object", keyOf(c.Desired))
+		log.FromContext(ctx).V(1).Info("applied", "kind", kind, "object", KeyOf(c.Desired))
 	}
 	return nil
 }
@@ -82,8 +82,9 @@ func KindOfObject(obj runtime.Object) string {
 	return reflect.TypeOf(obj).Elem().Name()
 }
 
-// keyOf is the namespace/name an apply configuration names.
-func keyOf(ac any) client.ObjectKey {
+// KeyOf is the namespace/name an apply configuration names, read through its getters (no JSON
+// round trip).
+func KeyOf(ac any) client.ObjectKey {
 	var key client.ObjectKey
 	if n, ok := ac.(interface{ GetName() *string }); ok && n.GetName() != nil {
 		key.Name = *n.GetName()

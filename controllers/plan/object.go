@@ -42,7 +42,7 @@ func Of[T client.Object, AC any](desired runtime.ApplyConfiguration, newLive fun
 	// As the operator's apply does (ownership.Applier.Apply), so that what a preview shows and
 	// compares is what the apply sends.
 	ownership.MarkManaged(desired)
-	key := keyOf(desired)
+	key := ownership.KeyOf(desired)
 	return Object{
 		Desired: desired, Kind: kindOf(desired), Key: key,
 		newLive: func() client.Object { return newLive() },
@@ -53,24 +53,12 @@ func Of[T client.Object, AC any](desired runtime.ApplyConfiguration, newLive fun
 	}
 }
 
-// kindOf and keyOf read an apply configuration's kind and name through its getters (no JSON
-// round trip: a plan is built on every reconcile).
+// kindOf reads an apply configuration's kind through its getter.
 func kindOf(ac any) string {
 	if k, ok := ac.(interface{ GetKind() *string }); ok && k.GetKind() != nil {
 		return *k.GetKind()
 	}
 	return ""
-}
-
-func keyOf(ac any) client.ObjectKey {
-	var key client.ObjectKey
-	if n, ok := ac.(interface{ GetName() *string }); ok && n.GetName() != nil {
-		key.Name = *n.GetName()
-	}
-	if n, ok := ac.(interface{ GetNamespace() *string }); ok && n.GetNamespace() != nil {
-		key.Namespace = *n.GetNamespace()
-	}
-	return key
 }
 
 // Sync is the object's whole write through ownership.Sync: read, migrate legacy ownership,
