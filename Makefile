@@ -130,7 +130,7 @@ bench-balancing: ## Round robin (ClusterIP), least request and prefix affinity o
 	go run ./cmd/bench-balancing $(BALANCING_BENCH_ARGS)
 
 # Fuzz targets of the pure pieces, each run for FUZZTIME (the seed corpora in testdata/fuzz run
-# with every `go test` too). Six targets at 10s keep CI's fuzzing around a minute.
+# with every `go test` too). Seven targets at 10s keep CI's fuzzing around a minute.
 FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./controllers/podmeta:FuzzMerge \
@@ -138,7 +138,8 @@ FUZZ_TARGETS := \
 	./controllers/ownership:FuzzParseRecord \
 	./controllers/ownership:FuzzLegacyPlan \
 	./internal/routingdoc:FuzzParseAndRoute \
-	./internal/routerproxy:FuzzScanBody
+	./internal/routerproxy:FuzzScanBody \
+	./internal/routerproxy:FuzzScanForm
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME (default 10s) each.

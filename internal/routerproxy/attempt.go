@@ -31,6 +31,16 @@ type upstreamRequest struct {
 	tried []*balance.Endpoint
 }
 
+// parts is the body an attempt at b sends: with b's model, and asking for a stream's usage when
+// the client did not.
+func (req *upstreamRequest) parts(b *backend) [][]byte {
+	model := b.modelJSON
+	if req.rb.form && b.modelJSON != nil {
+		model = []byte(b.def.Model)
+	}
+	return bodyParts(req.body, req.rb, model, true)
+}
+
 // failure is what went wrong with an attempt, as judge reads it.
 type failure int
 
@@ -162,10 +172,10 @@ func (p *Proxy) attempt(x *exchange, req *upstreamRequest, b *backend, pod *bala
 	o.release = func() { inFlight.Dec(); release() }
 
 	var length int64
-	for _, part := range bodyParts(req.body, req.rb, b.modelJSON) {
+	for _, part := range req.parts(b) {
 		length += int64(len(part))
 	}
-	out, err := http.NewRequestWithContext(ctx, req.r.Method, u.String(), &partsReader{parts: bodyParts(req.body, req.rb, b.modelJSON)})
+	out, err := http.NewRequestWithContext(ctx, req.r.Method, u.String(), &partsReader{parts: req.parts(b)})
 	if err != nil {
 		o.failure, o.err = unreachable, err
 		return o
@@ -174,7 +184,7 @@ func (p *Proxy) attempt(x *exchange, req *upstreamRequest, b *backend, pod *bala
 	// The transport may send the body again (a connection it reused was closed); relay lets go of
 	// the body once the response is on its way, and a resend after that sends nothing.
 	out.GetBody = func() (io.ReadCloser, error) {
-		return &partsReader{parts: bodyParts(req.body, req.rb, b.modelJSON)}, nil
+		return &partsReader{parts: req.parts(b)}, nil
 	}
 	requestHeaders(out.Header, req.r.Header, b)
 	out.Header.Set("X-Request-Id", x.id)
@@ -279,6 +289,27 @@ func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, 
 		_ = rc.Flush()
 	}
 
+	// m reads the usage and the first token as the answer passes (usage.go).
+	m := &meter{stream: stream, hide: stream && req.rb.usageEdit != nil}
+	defer func() { x.usage, x.firstToken = m.usage, m.firstToken }()
+	emit := func(b []byte) error {
+		if x.bytes == 0 {
+			x.ttfb = time.Since(x.start)
+		}
+		x.bytes += int64(len(b))
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		if stream {
+			_ = rc.Flush()
+		}
+		return nil
+	}
+	gone := func() {
+		x.status, x.errMsg = 499, "client went away"
+		o.resp = nil // nothing to drain: the backend's request is canceled
+	}
+
 	bp := p.bufs.Get().(*[]byte)
 	defer p.bufs.Put(bp)
 	buf := *bp
@@ -288,18 +319,14 @@ func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, 
 			if stream {
 				o.timer.Reset(req.limit)
 			}
-			if x.bytes == 0 {
-				x.ttfb = time.Since(x.start)
-			}
-			x.bytes += int64(n)
-			if _, werr := w.Write(buf[:n]); werr != nil {
-				x.status, x.errMsg = 499, "client went away"
-				o.resp = nil // nothing to drain: the backend's request is canceled
+			if m.write(buf[:n], emit) != nil {
+				gone()
 				return
 			}
-			if stream {
-				_ = rc.Flush()
-			}
+		}
+		if rerr == io.EOF && m.flush(emit) != nil {
+			gone()
+			return
 		}
 		if rerr == io.EOF {
 			return

@@ -79,17 +79,24 @@ func newBackend(b routingdoc.Backend, getenv func(string) string) (*backend, err
 //
 // The rule: an InferenceService's URL has no path, so the whole request path is appended
 // (http://svc:8080 + /v1/chat/completions); an external URL is an API base as OpenAI clients take
-// it, so the request path after /v1 is appended (https://api.openai.com/v1 + /chat/completions).
+// it, so the request path after /v1 is appended (https://api.openai.com/v1 + /chat/completions);
+// a path outside /v1 (vLLM's /tokenize, Cohere's /v2/rerank) goes beside the base, which loses
+// its trailing /v1 (http://vllm:8000/v1 -> http://vllm:8000/tokenize).
 // The base's own query (say Azure's api-version) is kept, the request's is added.
 //
 // Note: this is the one place that picks where an attempt goes; choosing among a backend's pods
 // (load balancing) belongs here.
 func (b *backend) target(path, query string) *url.URL {
 	u := *b.base
+	base := b.base.Path
 	if b.trimV1 {
-		path = strings.TrimPrefix(path, "/v1")
+		if rest, ok := strings.CutPrefix(path, "/v1/"); ok {
+			path = "/" + rest
+		} else {
+			base = strings.TrimSuffix(base, "/v1") // /tokenize, /v2/rerank: beside the API base, not under it
+		}
 	}
-	u.Path = b.base.Path + path
+	u.Path = base + path
 	switch {
 	case u.RawQuery == "":
 		u.RawQuery = query

@@ -22,6 +22,9 @@ func TestTargetURLRule(t *testing.T) {
 		{routingdoc.KindExternal, "https://api.anthropic.com/v1", "/v1/chat/completions", "a=1", "https://api.anthropic.com/v1/chat/completions?a=1"},
 		{routingdoc.KindExternal, "https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21", "/v1/chat/completions", "a=1",
 			"https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21&a=1"},
+		{routingdoc.KindExternal, "http://vllm.example:8000/v1", "/tokenize", "", "http://vllm.example:8000/tokenize"},
+		{routingdoc.KindExternal, "https://api.cohere.com/v1/", "/v2/rerank", "", "https://api.cohere.com/v2/rerank"},
+		{routingdoc.KindInferenceService, "http://llama.ns.svc.cluster.local:8080", "/rerank", "", "http://llama.ns.svc.cluster.local:8080/rerank"},
 	} {
 		b, err := newBackend(routingdoc.Backend{Name: "b", Kind: tc.kind, URL: tc.url}, nil)
 		if err != nil {

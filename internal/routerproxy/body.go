@@ -27,6 +27,18 @@ type requestBody struct {
 	// messages and prompt are the spans of those top-level values, [0,0) when absent.
 	messagesStart, messagesEnd int
 	promptStart, promptEnd     int
+	// form says the body is multipart/form-data: the model span is the bare text of its model
+	// field, which a rewrite replaces with the bare name (form.go).
+	form bool
+	// usageEdit, when set, makes the upstream stream report usage (stream_options.include_usage)
+	// for a client that did not ask for it; relay then hides the usage-only chunk (usage.go).
+	usageEdit *edit
+}
+
+// edit replaces body[start:end] with text (an insertion when start == end).
+type edit struct {
+	start, end int
+	text       []byte
 }
 
 // Memory: a request body is held once, in the buffer readBody fills; everything else (the scan,
@@ -106,6 +118,7 @@ func scanBody(body []byte) (requestBody, *apiError) {
 		return malformed(syntaxError(body))
 	}
 	seenModel := false
+	bodyStart, soStart, soEnd := i, -1, -1
 	i++
 	for {
 		i = skipSpace(body, i)
@@ -138,8 +151,11 @@ func scanBody(body []byte) (requestBody, *apiError) {
 			rb.messagesStart, rb.messagesEnd = start, end
 		case "prompt":
 			rb.promptStart, rb.promptEnd = start, end
+		case "stream_options":
+			soStart, soEnd = start, end
 		}
 	}
+	rb.usageEdit = usageEdit(body, bodyStart, soStart, soEnd)
 	if !seenModel || rb.model == "" {
 		return rb, invalidRequest(http.StatusBadRequest, "missing_required_parameter", "model", "You must provide a model parameter.")
 	}
@@ -167,6 +183,10 @@ func keyName(quoted []byte) string {
 			return "messages"
 		case "prompt":
 			return "prompt"
+		case "stream_options":
+			return "stream_options"
+		case "include_usage":
+			return "include_usage"
 		}
 		return ""
 	}
@@ -227,21 +247,72 @@ func skipValue(b []byte, i int) int {
 	return j
 }
 
-// bodyParts is the body to send: as it came, or with the model's value replaced by quoted (a JSON
-// string), as slices of the one buffer (no copy of the body).
-func bodyParts(body []byte, rb requestBody, quoted []byte) [][]byte {
+// usageEdit is the edit that asks the upstream for a stream's usage when the client did not:
+// stream_options.include_usage set to true, inserted at the top level (brace is the offset of the
+// body's '{') or into the client's stream_options object, or replacing its false. nil when the
+// client asked for usage already, or its stream_options is not an object.
+func usageEdit(body []byte, brace, soStart, soEnd int) *edit {
+	if soStart < 0 {
+		return &edit{start: brace + 1, end: brace + 1, text: []byte(`"stream_options":{"include_usage":true},`)}
+	}
+	if body[soStart] != '{' {
+		return nil
+	}
+	i := skipSpace(body, soStart+1)
+	if body[i] == '}' {
+		return &edit{start: i, end: i, text: []byte(`"include_usage":true`)}
+	}
+	for i < soEnd && body[i] != '}' {
+		if body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+		keyEnd := skipString(body, i)
+		key := keyName(body[i:keyEnd])
+		i = skipSpace(body, keyEnd) + 1
+		start := skipSpace(body, i)
+		end := skipValue(body, start)
+		i = skipSpace(body, end)
+		if key == "include_usage" {
+			if string(body[start:end]) == "true" {
+				return nil
+			}
+			return &edit{start: start, end: end, text: []byte("true")}
+		}
+	}
+	return &edit{start: soStart + 1, end: soStart + 1, text: []byte(`"include_usage":true,`)}
+}
+
+// bodyParts is the body to send: as it came, or with the model's value replaced by model (a JSON
+// string, or the bare name in a form) and the usage edit when hide is set, as slices of the one
+// buffer (no copy of the body).
+func bodyParts(body []byte, rb requestBody, model []byte, hide bool) [][]byte {
 	if body == nil {
 		return nil // let go of (relay)
 	}
-	if quoted == nil {
-		return [][]byte{body}
+	edits := make([]edit, 0, 2)
+	if hide && rb.usageEdit != nil {
+		edits = append(edits, *rb.usageEdit)
 	}
-	return [][]byte{body[:rb.modelStart], quoted, body[rb.modelEnd:]}
+	if model != nil {
+		e := edit{start: rb.modelStart, end: rb.modelEnd, text: model}
+		if len(edits) > 0 && edits[0].start > e.start {
+			edits = append([]edit{e}, edits...)
+		} else {
+			edits = append(edits, e)
+		}
+	}
+	parts := make([][]byte, 0, 2*len(edits)+1)
+	at := 0
+	for _, e := range edits {
+		parts = append(parts, body[at:e.start], e.text)
+		at = e.end
+	}
+	return append(parts, body[at:])
 }
 
 // withModel is body with the model's value replaced by quoted, as one slice (tests).
 func withModel(body []byte, rb requestBody, quoted []byte) []byte {
-	return bytes.Join(bodyParts(body, rb, quoted), nil)
+	return bytes.Join(bodyParts(body, rb, quoted, false), nil)
 }
 
 // partsReader reads parts in order, and lets go of each part once it has been read: after a

@@ -7,7 +7,9 @@ Licensed under the Apache License, Version 2.0.
 package routerproxy
 
 import (
+	"bytes"
 	"encoding/json"
+	"mime/multipart"
 	"testing"
 )
 
@@ -40,6 +42,50 @@ func FuzzScanBody(f *testing.F) {
 		}
 		if string(out[:rb.modelStart]) != string(body[:rb.modelStart]) || string(out[again.modelEnd:]) != string(body[rb.modelEnd:]) {
 			t.Fatalf("rewrite changed more than the model: %s", out)
+		}
+		if rb.usageEdit == nil {
+			return
+		}
+		asked := bytes.Join(bodyParts(body, rb, []byte(`"rewritten"`), true), nil)
+		// Maps, not structs: encoding/json matches struct fields case-insensitively.
+		var req map[string]json.RawMessage
+		var opts map[string]json.RawMessage
+		err := json.Unmarshal(asked, &req)
+		if err == nil {
+			err = json.Unmarshal(req["stream_options"], &opts)
+		}
+		if err != nil || string(req["model"]) != `"rewritten"` || string(opts["include_usage"]) != "true" {
+			t.Fatalf("asking for usage broke the body: %s (%v)", asked, err)
+		}
+	})
+}
+
+// FuzzScanForm: any multipart body either gets a 400 or yields the model field mime/multipart
+// reads from it.
+func FuzzScanForm(f *testing.F) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.SetBoundary("b0undary")
+	fw, _ := mw.CreateFormFile("file", "a.wav")
+	_, _ = fw.Write([]byte("RIFF\r\n--b0undar\r\n"))
+	_ = mw.WriteField("model", "whisper-1")
+	_ = mw.Close()
+	f.Add(buf.Bytes())
+	f.Add([]byte("--b0undary\r\n\r\nx\r\n--b0undary--"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		rb, e := scanForm(body, "multipart/form-data; boundary=b0undary")
+		if e != nil {
+			if e.status != 400 {
+				t.Fatalf("status %d", e.status)
+			}
+			return
+		}
+		if string(body[rb.modelStart:rb.modelEnd]) != rb.model {
+			t.Fatalf("model span %q does not hold %q", body[rb.modelStart:rb.modelEnd], rb.model)
+		}
+		out := bytes.Join(bodyParts(body, rb, []byte("rewritten"), true), nil)
+		if again, e := scanForm(out, "multipart/form-data; boundary=b0undary"); e != nil || again.model != "rewritten" {
+			t.Fatalf("rewrite broke the form: %q (%+v)", out, e)
 		}
 	})
 }

@@ -7,6 +7,8 @@ Licensed under the Apache License, Version 2.0.
 package routerproxy
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -26,6 +28,9 @@ type metrics struct {
 	upstreamErrors *prometheus.CounterVec
 	fallbacks      *prometheus.CounterVec
 	inFlight       *prometheus.GaugeVec
+	tokens         *prometheus.CounterVec
+	ttft           *prometheus.HistogramVec
+	tpot           *prometheus.HistogramVec
 }
 
 // Upstream error reasons.
@@ -58,7 +63,33 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "llmkube_router_in_flight_requests", Help: "Requests being sent to or streamed from a backend.",
 		}, []string{"backend"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "llmkube_router_tokens_total", Help: "Tokens the backends reported in the usage of their answers, by backend, model (the matching rule entry, or other) and type (input or output).",
+		}, []string{"backend", "model", "type"}),
+		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "llmkube_router_time_to_first_token_seconds", Help: "Streams: time from a request's arrival to the first chunk with content sent to the client, by backend.", Buckets: buckets,
+		}, []string{"backend"}),
+		tpot: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "llmkube_router_time_per_output_token_seconds", Help: "Streams: time from the first token to the end, divided by the output tokens after the first, by backend.",
+			Buckets: []float64{.001, .0025, .005, .01, .02, .03, .05, .075, .1, .15, .2, .3, .5, 1, 2.5},
+		}, []string{"backend"}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.ttfb, m.upstreamErrors, m.fallbacks, m.inFlight)
+	reg.MustRegister(m.requests, m.duration, m.ttfb, m.upstreamErrors, m.fallbacks, m.inFlight, m.tokens, m.ttft, m.tpot)
 	return m
+}
+
+// observeTokens records an answer's usage and, for a stream, its token latencies. end is when
+// the answer ended.
+func (m *metrics) observeTokens(x *exchange, end time.Time) {
+	if x.usage.ok {
+		m.tokens.WithLabelValues(x.backend, x.model, "input").Add(float64(x.usage.input))
+		m.tokens.WithLabelValues(x.backend, x.model, "output").Add(float64(x.usage.output))
+	}
+	if x.firstToken.IsZero() {
+		return
+	}
+	m.ttft.WithLabelValues(x.backend).Observe(x.firstToken.Sub(x.start).Seconds())
+	if x.usage.output > 1 {
+		m.tpot.WithLabelValues(x.backend).Observe(end.Sub(x.firstToken).Seconds() / float64(x.usage.output-1))
+	}
 }

@@ -219,13 +219,36 @@ func (p *Proxy) Run(ctx context.Context) {
 // SetReady makes /readyz answer 200 (true) or 503 (false, while draining).
 func (p *Proxy) SetReady(ready bool) { p.ready.Store(ready) }
 
-// api is every path the proxy serves, with its method. A proxied path is routed by the model of
-// its JSON body; the others the proxy answers itself (models.go).
-var api = map[string]string{
-	"/v1/chat/completions": http.MethodPost,
-	"/v1/completions":      http.MethodPost,
-	"/v1/embeddings":       http.MethodPost,
-	"/v1/models":           http.MethodGet,
+// endpoint is how the proxy serves one path.
+type endpoint struct {
+	method string
+	// form: the body is multipart/form-data and the model its model field; else a JSON object
+	// with a model key.
+	form bool
+	// hideUsage: a stream whose client did not ask for usage is sent asking for it, and the
+	// usage-only chunk is kept from the client (chat and completions; usage.go).
+	hideUsage bool
+}
+
+// api is every path the proxy serves. A proxied path is routed by the model of its body; the
+// others the proxy answers itself (models.go). README "ModelRouter proxy" lists them.
+var api = map[string]endpoint{
+	"/v1/chat/completions":     {method: http.MethodPost, hideUsage: true},
+	"/v1/completions":          {method: http.MethodPost, hideUsage: true},
+	"/v1/embeddings":           {method: http.MethodPost},
+	"/v1/responses":            {method: http.MethodPost},
+	"/v1/audio/transcriptions": {method: http.MethodPost, form: true},
+	"/v1/audio/translations":   {method: http.MethodPost, form: true},
+	"/v1/audio/speech":         {method: http.MethodPost},
+	"/v1/images/generations":   {method: http.MethodPost},
+	"/v1/rerank":               {method: http.MethodPost},
+	"/rerank":                  {method: http.MethodPost},
+	"/v2/rerank":               {method: http.MethodPost},
+	"/v1/score":                {method: http.MethodPost},
+	"/score":                   {method: http.MethodPost},
+	"/tokenize":                {method: http.MethodPost},
+	"/detokenize":              {method: http.MethodPost},
+	"/v1/models":               {method: http.MethodGet},
 }
 
 // modelPath is the prefix of GET /v1/models/{id}.
@@ -243,6 +266,9 @@ type exchange struct {
 	bytes    int64
 	attempts int
 	errMsg   string
+	// usage is what the answer said it cost; firstToken when a stream's first token passed.
+	usage      usage
+	firstToken time.Time
 }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -280,10 +306,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // admit checks the path, the method and the client's key.
 func (p *Proxy) admit(r *http.Request) *apiError {
-	method, ok := api[r.URL.Path]
+	ep, ok := api[r.URL.Path]
 	if !ok && strings.HasPrefix(r.URL.Path, modelPath) && len(r.URL.Path) > len(modelPath) {
-		method, ok = http.MethodGet, true
+		ep, ok = endpoint{method: http.MethodGet}, true
 	}
+	method := ep.method
 	if !ok {
 		return invalidRequest(http.StatusNotFound, "unknown_url", "", fmt.Sprintf("Unknown request URL: %s %s.", r.Method, r.URL.Path))
 	}
@@ -313,7 +340,16 @@ func (p *Proxy) proxy(w http.ResponseWriter, r *http.Request, x *exchange, rt *r
 		p.fail(w, x, e, "")
 		return
 	}
-	rb, e := scanBody(body)
+	ep := api[r.URL.Path]
+	var rb requestBody
+	if ep.form {
+		rb, e = scanForm(body, r.Header.Get("Content-Type"))
+	} else {
+		rb, e = scanBody(body)
+	}
+	if !ep.hideUsage || !rb.stream {
+		rb.usageEdit = nil
+	}
 	if e != nil {
 		p.fail(w, x, e, "")
 		return
@@ -391,11 +427,15 @@ func (p *Proxy) finish(r *http.Request, x *exchange) {
 	if x.bytes > 0 {
 		p.metrics.ttfb.WithLabelValues(x.backend).Observe(x.ttfb.Seconds())
 	}
+	p.metrics.observeTokens(x, time.Now())
 	attrs := []slog.Attr{
 		slog.String("id", x.id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.String("backend", x.backend), slog.String("model", x.asked), slog.String("modelLabel", x.model), slog.Int("status", x.status),
 		slog.Float64("durationMs", float64(d.Microseconds())/1000), slog.Float64("ttfbMs", float64(x.ttfb.Microseconds())/1000),
 		slog.Int64("bytes", x.bytes), slog.Int("attempts", x.attempts),
+	}
+	if x.usage.ok {
+		attrs = append(attrs, slog.Int64("inputTokens", x.usage.input), slog.Int64("outputTokens", x.usage.output))
 	}
 	if x.errMsg != "" {
 		attrs = append(attrs, slog.String("error", x.errMsg))

@@ -20,6 +20,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gexec"
+	"github.com/openai/openai-go/v3"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -159,6 +160,12 @@ var _ = Describe("Documented metrics, scraped from the real operator and router-
 			_, err := chatAs(p, int64(i), hello("hi"))
 			Expect(err).NotTo(HaveOccurred())
 		}
+		oc := openaiClient(p, "")
+		stream := oc.Chat.Completions.NewStreaming(suiteCtx, openai.ChatCompletionNewParams{
+			Model: "llama-3", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}}) // token latencies
+		for stream.Next() {
+		}
+		Expect(stream.Err()).NotTo(HaveOccurred())
 		pods[1].mode.Store(podFail)
 		who, err := chatAs(p, 100, hello("hi"))
 		Expect(err).NotTo(HaveOccurred())

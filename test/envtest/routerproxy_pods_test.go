@@ -80,8 +80,11 @@ func newFakePod(name, ip string) *fakePod {
 func (f *fakePod) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var req struct {
-		Model  string `json:"model"`
-		Stream bool   `json:"stream"`
+		Model         string `json:"model"`
+		Stream        bool   `json:"stream"`
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
 	}
 	_ = json.Unmarshal(body, &req)
 	seq, _ := strconv.ParseInt(r.Header.Get("X-Test-Seq"), 10, 64)
@@ -89,7 +92,7 @@ func (f *fakePod) serve(w http.ResponseWriter, r *http.Request) {
 	f.seqs = append(f.seqs, seq)
 	f.mu.Unlock()
 	if req.Stream {
-		f.stream(w, r, req.Model)
+		f.stream(w, r, req.Model, req.StreamOptions.IncludeUsage)
 		return
 	}
 	if d := time.Duration(f.delay.Load()); d > 0 {
@@ -116,8 +119,8 @@ func (f *fakePod) serve(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, `{"id":"c1","object":"chat.completion","created":1,"model":%q,"choices":[{"index":0,"message":{"role":"assistant","content":%q},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`, req.Model, f.name)
 }
 
-// stream sends five chunks gap apart, then [DONE].
-func (f *fakePod) stream(w http.ResponseWriter, r *http.Request, model string) {
+// stream sends five chunks gap apart, the usage-only chunk when asked, then [DONE].
+func (f *fakePod) stream(w http.ResponseWriter, r *http.Request, model string, includeUsage bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
@@ -131,6 +134,9 @@ func (f *fakePod) stream(w http.ResponseWriter, r *http.Request, model string) {
 		}
 		fmt.Fprintf(w, "data: {\"id\":\"s1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%d\"},\"finish_reason\":null}]}\n\n", model, i)
 		_ = rc.Flush()
+	}
+	if includeUsage {
+		fmt.Fprintf(w, "data: {\"id\":\"s1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":%q,\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":5,\"total_tokens\":6}}\n\n", model)
 	}
 	_, _ = io.WriteString(w, "data: [DONE]\n\n")
 }

@@ -7,9 +7,12 @@ Licensed under the Apache License, Version 2.0.
 package envtest_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -47,6 +50,7 @@ type recorded struct {
 	header http.Header
 	model  string
 	body   string
+	file   []byte // the file part of a multipart form
 }
 
 func newFakeOpenAI(name string, mode int) *fakeOpenAI {
@@ -85,12 +89,26 @@ func (f *fakeOpenAI) last() *recorded {
 func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	var req struct {
-		Model  string `json:"model"`
-		Stream bool   `json:"stream"`
+		Model         string `json:"model"`
+		Stream        bool   `json:"stream"`
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
 	}
 	_ = json.Unmarshal(body, &req)
+	rec := &recorded{path: r.URL.Path, header: r.Header.Clone(), model: req.Model, body: string(body)}
+	if mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
+		form, err := multipart.NewReader(bytes.NewReader(body), params["boundary"]).ReadForm(32 << 20)
+		if err == nil {
+			rec.model = form.Value["model"][0]
+			if fh := form.File["file"]; len(fh) > 0 {
+				fr, _ := fh[0].Open()
+				rec.file, _ = io.ReadAll(fr)
+			}
+		}
+	}
 	f.mu.Lock()
-	f.got = append(f.got, &recorded{path: r.URL.Path, header: r.Header.Clone(), model: req.Model, body: string(body)})
+	f.got = append(f.got, rec)
 	f.mu.Unlock()
 
 	switch f.mode {
@@ -107,7 +125,7 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/v1/chat/completions":
 		if req.Stream {
-			f.stream(w, req.Model)
+			f.stream(w, req.Model, req.StreamOptions.IncludeUsage)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -115,12 +133,40 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 	case "/v1/embeddings":
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.25,0.5]}],"model":%q,"usage":{"prompt_tokens":1,"total_tokens":1}}`, req.Model)
-	default:
-		http.NotFound(w, r)
+	case "/v1/responses":
+		if req.Stream {
+			f.responsesStream(w, req.Model)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":%q,"output":[{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"hello from %s","annotations":[]}]}],"usage":{"input_tokens":11,"input_tokens_details":{"cached_tokens":0},"output_tokens":13,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":24}}`, req.Model, f.name)
+	case "/v1/audio/transcriptions", "/v1/audio/translations":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"text":"heard by %s"}`, f.name)
+	case "/v1/audio/speech":
+		w.Header().Set("Content-Type", "audio/mpeg")
+		_, _ = io.WriteString(w, "ID3-"+f.name)
+	default: // images, rerank, score, tokenize, detokenize: say where the request arrived
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"backend":%q,"path":%q,"model":%q}`, f.name, r.URL.Path, req.Model)
 	}
 }
 
-func (f *fakeOpenAI) stream(w http.ResponseWriter, model string) {
+// responsesStream sends a Responses API stream: named events, the usage in the last one.
+func (f *fakeOpenAI) responsesStream(w http.ResponseWriter, model string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	ev := func(name, data string) { fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data) }
+	ev("response.created", fmt.Sprintf(`{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","model":%q,"output":[],"usage":null}}`, model))
+	_ = http.NewResponseController(w).Flush()
+	ev("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":1,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hel"}`)
+	ev("response.output_text.delta", `{"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"lo"}`)
+	ev("response.completed", fmt.Sprintf(`{"type":"response.completed","sequence_number":3,"response":{"id":"resp_1","object":"response","status":"completed","model":%q,"output":[],"usage":{"input_tokens":6,"output_tokens":2,"total_tokens":8}}}`, model))
+}
+
+// stream sends a chat stream of two content chunks; with includeUsage, the usage-only chunk
+// before [DONE] as OpenAI does.
+func (f *fakeOpenAI) stream(w http.ResponseWriter, model string, includeUsage bool) {
 	chunk := func(content, finish string) string {
 		fr := "null"
 		if finish != "" {
@@ -146,5 +192,9 @@ func (f *fakeOpenAI) stream(w http.ResponseWriter, model string) {
 			f.heldOut.Store(true)
 		}
 	}
-	_, _ = io.WriteString(w, chunk("lo", "stop")+"data: [DONE]\n\n")
+	_, _ = io.WriteString(w, chunk("lo", "stop"))
+	if includeUsage {
+		fmt.Fprintf(w, `data: {"id":"s1","object":"chat.completion.chunk","created":1,"model":%q,"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}`+"\n\n", model)
+	}
+	_, _ = io.WriteString(w, "data: [DONE]\n\n")
 }
