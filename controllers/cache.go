@@ -9,10 +9,6 @@ package controllers
 import (
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -90,10 +86,7 @@ func stripUnread(in any) (any, error) {
 func ownedOnly() map[client.Object]cache.ByObject {
 	owned := labels.SelectorFromSet(labels.Set{ownership.LabelManagedBy: ownership.ManagedBy})
 	out := map[client.Object]cache.ByObject{}
-	for _, obj := range []client.Object{
-		&appsv1.Deployment{}, &corev1.Service{}, &corev1.ConfigMap{}, &autoscalingv2.HorizontalPodAutoscaler{},
-		&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}, &corev1.PersistentVolumeClaim{},
-	} {
+	for _, obj := range ownership.LabelledKinds() {
 		out[obj] = cache.ByObject{Label: owned}
 	}
 	return out

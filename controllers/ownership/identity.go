@@ -19,6 +19,10 @@ import (
 	"fmt"
 	"reflect"
 
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -162,8 +166,30 @@ func MarkManaged(desired any) {
 	m.Labels[LabelManagedBy] = ManagedBy
 }
 
+// LabelledKinds are the kinds the operator writes, whose caches hold only the objects labelled
+// LabelManagedBy (controllers.CacheOptions): a cache miss of one of them is not "absent".
+func LabelledKinds() []client.Object {
+	return []client.Object{
+		&appsv1.Deployment{}, &corev1.Service{}, &corev1.ConfigMap{}, &autoscalingv2.HorizontalPodAutoscaler{},
+		&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}, &corev1.PersistentVolumeClaim{},
+	}
+}
+
+// labelled says whether obj is of one of LabelledKinds.
+func labelled(obj client.Object) bool {
+	t := reflect.TypeOf(obj)
+	for _, k := range LabelledKinds() {
+		if reflect.TypeOf(k) == t {
+			return true
+		}
+	}
+	return false
+}
+
 // Through is reader (the cache) read past on a miss as Get does: the reader a plan's Observe
 // gets in the reconciler, so that the plan sees the objects the label-restricted caches leave out.
+// A miss of any other kind (a Model, an InferenceService, a Secret's metadata) is authoritative,
+// as those caches are not restricted, and costs no request.
 func (a Applier) Through(reader client.Reader) client.Reader {
 	return throughReader{Reader: reader, a: a}
 }
@@ -175,7 +201,7 @@ type throughReader struct {
 
 func (t throughReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	err := t.Reader.Get(ctx, key, obj, opts...)
-	if apierrors.IsNotFound(err) && t.a.Reader != nil {
+	if apierrors.IsNotFound(err) && t.a.Reader != nil && labelled(obj) {
 		err = t.a.Reader.Get(ctx, key, obj, opts...)
 	}
 	return err
