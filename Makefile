@@ -137,7 +137,7 @@ FUZZ_TARGETS := \
 	./controllers/inferenceservice:FuzzDeployment \
 	./controllers/ownership:FuzzParseRecord \
 	./controllers/ownership:FuzzLegacyPlan \
-	./internal/routingdoc:FuzzParseAndRoute \
+	./api/routing/v1:FuzzParseAndRoute \
 	./internal/routerproxy:FuzzScanBody \
 	./internal/routerproxy:FuzzScanForm
 
@@ -149,9 +149,9 @@ fuzz: ## Run every fuzz target for FUZZTIME (default 10s) each.
 
 ##@ Release
 
-# The release's version is internal/version's: the images' tags, the chart's version and appVersion,
+# The release's version is version's: the images' tags, the chart's version and appVersion,
 # and the router-proxy image the operator defaults to, all from one line.
-VERSION := $(shell sed -n 's/^var Version = "\(.*\)"$$/\1/p' internal/version/version.go)
+VERSION := $(shell sed -n 's/^var Version = "\(.*\)"$$/\1/p' version/version.go)
 # Where `make images` and `make chart` push (e.g. ghcr.io/llmkube): images REGISTRY/operator and
 # REGISTRY/router-proxy, the chart oci://REGISTRY/charts/llmkube. Empty: OCI layouts under BUILD_DIR.
 REGISTRY ?=
@@ -168,7 +168,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 SOURCE_URL ?= https://github.com/llmkube/operator
 RELEASE_TOOL := go run ./hack/release
 # Static, path-free binaries; the operator without the embedded development control plane.
-RELEASE_GOFLAGS := -trimpath -ldflags='-s -w -buildid= -X github.com/llmkube/operator/internal/version.Version=$(VERSION)'
+RELEASE_GOFLAGS := -trimpath -ldflags='-s -w -buildid= -X github.com/llmkube/operator/version.Version=$(VERSION)'
 IMAGE_LABELS := -label org.opencontainers.image.source=$(SOURCE_URL) -label org.opencontainers.image.revision=$(REVISION) \
 	-label org.opencontainers.image.version=$(VERSION) -label org.opencontainers.image.licenses=Apache-2.0 \
 	-label org.opencontainers.image.created=$$(date -u -d @$(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r $(SOURCE_DATE_EPOCH) +%Y-%m-%dT%H:%M:%SZ)
@@ -193,7 +193,7 @@ images: $(if $(filter local,$(BASE_IMAGE)),base) ## operator and router-proxy im
 			$$dest -digest-file $(BUILD_DIR)/images/$$repo.digest; done
 
 .PHONY: chart
-chart: ## Package the chart (version and appVersion from internal/version) into BUILD_DIR/chart; push it to oci://REGISTRY/charts when REGISTRY is set.
+chart: ## Package the chart (version and appVersion from version) into BUILD_DIR/chart; push it to oci://REGISTRY/charts when REGISTRY is set.
 	@mkdir -p $(BUILD_DIR)/chart
 	$(HELM) package $(CHART) --version $(VERSION) --app-version $(VERSION) -d $(BUILD_DIR)/chart
 	@if [ -n "$(REGISTRY)" ]; then $(HELM) push $(BUILD_DIR)/chart/llmkube-$(VERSION).tgz oci://$(REGISTRY)/charts $(HELM_PUSH_FLAGS); fi

@@ -17,7 +17,7 @@ import (
 
 	"github.com/llmkube/operator/internal/plugin/cluster"
 	"github.com/llmkube/operator/internal/plugin/output"
-	"github.com/llmkube/operator/internal/version"
+	"github.com/llmkube/operator/version"
 )
 
 // operatorSelector finds the operator's Deployment as the chart labels it.

@@ -28,7 +28,7 @@ import (
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/retry"
-	"github.com/llmkube/operator/internal/version"
+	"github.com/llmkube/operator/version"
 )
 
 type options struct {

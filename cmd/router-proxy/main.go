@@ -25,9 +25,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 	"github.com/llmkube/operator/internal/routerproxy"
-	"github.com/llmkube/operator/internal/routingdoc"
-	"github.com/llmkube/operator/internal/version"
+	"github.com/llmkube/operator/version"
 )
 
 func main() {
@@ -57,14 +57,14 @@ func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	memoryLimit(log)
 	if *showVersion {
-		fmt.Println(version.Version, routingdoc.Version)
+		fmt.Println(version.Version, routingv1.Version)
 		return
 	}
 	data, err := os.ReadFile(*config)
 	if err != nil {
 		fail(log, err)
 	}
-	doc, err := routingdoc.Parse(data)
+	doc, err := routingv1.Parse(data)
 	if err != nil {
 		fail(log, err)
 	}
@@ -94,13 +94,13 @@ func main() {
 	ew := newEndpointsWatch(log, balancer, *kubeconfig, *syncTimeout)
 	ew.follow(ctx)
 	dw := routerproxy.NewDocumentWatcher(*config, data, *reloadEvery, proxy, reg, log)
-	dw.Applied = func(*routingdoc.Document) { ew.follow(ctx) }
+	dw.Applied = func(*routingv1.Document) { ew.follow(ctx) }
 	go dw.Run(ctx)
 	srv := &routerproxy.Server{
 		Proxy: proxy, Listen: *listen, MetricsListen: *metricsListen, Gatherer: reg,
 		ReadHeaderTimeout: *headerTimeout, ShutdownDelay: *shutdownDelay, DrainTimeout: *drain, Log: log,
 	}
-	log.Info("starting", "version", version.Version, "document", routingdoc.Version, "backends", len(doc.Backends), "rules", len(doc.Rules), "clientAuth", *apiKeysDir != "")
+	log.Info("starting", "version", version.Version, "document", routingv1.Version, "backends", len(doc.Backends), "rules", len(doc.Rules), "clientAuth", *apiKeysDir != "")
 	if err := srv.Run(ctx); err != nil {
 		fail(log, err)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
 
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
-	"github.com/llmkube/operator/internal/routingdoc"
 )
 
 // The proxy runs as its own ServiceAccount, whose Role reads endpointslices and nothing else.
@@ -53,13 +53,13 @@ func TestDocumentCarriesServiceAndBalancing(t *testing.T) {
 		r.Spec.Proxy = &inferencev1alpha1.ProxySpec{Balancing: ptr.To(inferencev1alpha1.BalancingPrefixAffinity)}
 	})
 	doc := Document(r, Resolve(r, allFound()))
-	if doc.Balancing != routingdoc.BalancingPrefixAffinity {
+	if doc.Balancing != routingv1.BalancingPrefixAffinity {
 		t.Errorf("balancing %q", doc.Balancing)
 	}
 	for _, b := range doc.Backends {
 		switch b.Name {
 		case "local":
-			if diff := cmp.Diff(&routingdoc.Service{Namespace: "ns", Name: "llama", Port: "http"}, b.Service); diff != "" {
+			if diff := cmp.Diff(&routingv1.Service{Namespace: "ns", Name: "llama", Port: "http"}, b.Service); diff != "" {
 				t.Error(diff)
 			}
 		case "cloud":

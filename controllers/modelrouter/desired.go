@@ -21,11 +21,11 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/ptr"
 
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/podmeta"
-	"github.com/llmkube/operator/internal/routingdoc"
-	"github.com/llmkube/operator/internal/version"
+	"github.com/llmkube/operator/version"
 )
 
 // Labels, annotations and names the operator sets on a router's objects.
@@ -112,7 +112,7 @@ type Resolution struct {
 	Resolved bool
 	Message  string
 	// Service is the InferenceService's Service, whose EndpointSlices the proxy balances over.
-	Service *routingdoc.Service
+	Service *routingv1.Service
 }
 
 // Resolve resolves every backend of router against what was found, in spec order.
@@ -130,7 +130,7 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 			}
 			r.Resolved = true
 			r.URL = inferenceservice.Endpoint(isvc) // the one place an InferenceService's URL is built
-			r.Service = &routingdoc.Service{Namespace: isvc.Namespace, Name: isvc.Name, Port: inferenceservice.PortName}
+			r.Service = &routingv1.Service{Namespace: isvc.Namespace, Name: isvc.Name, Port: inferenceservice.PortName}
 		case b.External != nil:
 			if s := b.External.CredentialsSecretRef; s != nil && !found.Secrets[s.Name] {
 				r.Message = fmt.Sprintf("Secret %q not found", s.Name)
@@ -146,13 +146,13 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 	return out
 }
 
-// Document is the routing document the proxy reads (routingdoc.Document, the one type both
+// Document is the routing document the proxy reads (routingv1.Document, the one type both
 // sides share). Backends are sorted by name; rules keep the spec's order (they are tried in order)
 // with their models sorted; only resolved backends appear. A rule, fallback or defaultRoute naming
 // a backend that is not listed is unavailable: the proxy answers 503 for it rather than sending
 // the request elsewhere.
-func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingdoc.Document {
-	doc := routingdoc.Document{Backends: []routingdoc.Backend{}, DefaultRoute: ptr.Deref(router.Spec.DefaultRoute, "")}
+func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingv1.Document {
+	doc := routingv1.Document{Backends: []routingv1.Backend{}, DefaultRoute: ptr.Deref(router.Spec.DefaultRoute, "")}
 	if p := router.Spec.Proxy; p != nil && p.Balancing != nil {
 		doc.Balancing = string(*p.Balancing)
 	}
@@ -160,29 +160,29 @@ func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingdo
 		if !r.Resolved {
 			continue
 		}
-		b := routingdoc.Backend{Name: r.Backend.Name, Kind: routingdoc.KindInferenceService, URL: r.URL, Service: r.Service}
+		b := routingv1.Backend{Name: r.Backend.Name, Kind: routingv1.KindInferenceService, URL: r.URL, Service: r.Service}
 		if ext := r.Backend.External; ext != nil {
-			b.Kind = routingdoc.KindExternal
+			b.Kind = routingv1.KindExternal
 			b.Provider = ext.Provider
 			b.Model = ptr.Deref(ext.Model, "")
 			if ext.CredentialsSecretRef != nil {
-				b.CredentialsEnvPrefix = routingdoc.EnvPrefix(r.Backend.Name)
+				b.CredentialsEnvPrefix = routingv1.EnvPrefix(r.Backend.Name)
 			}
 		}
 		doc.Backends = append(doc.Backends, b)
 	}
-	slices.SortFunc(doc.Backends, func(a, b routingdoc.Backend) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(doc.Backends, func(a, b routingv1.Backend) int { return strings.Compare(a.Name, b.Name) })
 	for _, rule := range router.Spec.Rules {
 		models := slices.Clone(rule.Models)
 		slices.Sort(models)
-		doc.Rules = append(doc.Rules, routingdoc.Rule{Name: rule.Name, Models: models, Backend: rule.Backend, Fallbacks: slices.Clone(rule.Fallbacks), Timeout: ptr.Deref(rule.Timeout, "")})
+		doc.Rules = append(doc.Rules, routingv1.Rule{Name: rule.Name, Models: models, Backend: rule.Backend, Fallbacks: slices.Clone(rule.Fallbacks), Timeout: ptr.Deref(rule.Timeout, "")})
 	}
 	return doc
 }
 
 // ConfigData is the ConfigMap's data: the same spec and resolutions always give the same bytes.
 func ConfigData(router *inferencev1alpha1.ModelRouter, res []Resolution) (map[string]string, error) {
-	doc, err := routingdoc.Marshal(Document(router, res))
+	doc, err := routingv1.Marshal(Document(router, res))
 	if err != nil {
 		return nil, err
 	}
@@ -284,7 +284,7 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 			continue // a missing Secret in envFrom would keep every proxy pod from starting
 		}
 		container.WithEnvFrom(corev1ac.EnvFromSource().
-			WithPrefix(routingdoc.EnvPrefix(r.Backend.Name)).
+			WithPrefix(routingv1.EnvPrefix(r.Backend.Name)).
 			WithSecretRef(corev1ac.SecretEnvSource().WithName(ext.CredentialsSecretRef.Name)))
 	}
 

@@ -17,9 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
-	"github.com/llmkube/operator/internal/routingdoc"
-	"github.com/llmkube/operator/internal/version"
+	"github.com/llmkube/operator/version"
 )
 
 func router(mutate func(*inferencev1alpha1.ModelRouter)) *inferencev1alpha1.ModelRouter {
@@ -103,7 +103,7 @@ func TestConfigDataIsStableAndSorted(t *testing.T) {
 		t.Fatalf("config:\n got %s\nwant %s", a[ConfigKey], want)
 	}
 	// What the operator writes is what the proxy reads.
-	if _, err := routingdoc.Parse([]byte(a[ConfigKey])); err != nil {
+	if _, err := routingv1.Parse([]byte(a[ConfigKey])); err != nil {
 		t.Fatalf("the proxy's parser refuses the operator's document: %v", err)
 	}
 }
@@ -117,7 +117,7 @@ func TestUnresolvedBackendLeavesConfigAndEnvFrom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := routingdoc.Parse([]byte(data[ConfigKey]))
+	cfg, err := routingv1.Parse([]byte(data[ConfigKey]))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,15 +12,15 @@ import (
 	"net/url"
 	"strings"
 
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 	"github.com/llmkube/operator/internal/routerproxy/balance"
-	"github.com/llmkube/operator/internal/routingdoc"
 )
 
 // backend is one resolved backend of the routing document, ready to send to.
 type backend struct {
 	name string
 	// def is what the document said: a reload keeps a backend (and its health) when it is equal.
-	def routingdoc.Backend
+	def routingv1.Backend
 	// external says the backend is outside the cluster: only allowlisted headers cross
 	// (headers.go).
 	external bool
@@ -45,28 +45,28 @@ type backend struct {
 
 // newBackend prepares b. getenv reads the container's environment, where the operator's envFrom
 // put the backend's credentials Secret.
-func newBackend(b routingdoc.Backend, getenv func(string) string) (*backend, error) {
+func newBackend(b routingv1.Backend, getenv func(string) string) (*backend, error) {
 	u, err := url.Parse(b.URL)
 	if err != nil {
 		return nil, fmt.Errorf("backend %q: %w", b.Name, err)
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	u.RawPath = ""
-	be := &backend{name: b.Name, def: b, base: u, trimV1: b.Kind == routingdoc.KindExternal, external: b.Kind == routingdoc.KindExternal}
+	be := &backend{name: b.Name, def: b, base: u, trimV1: b.Kind == routingv1.KindExternal, external: b.Kind == routingv1.KindExternal}
 	if b.Model != "" {
 		be.modelJSON, _ = json.Marshal(b.Model)
 	}
 	if b.CredentialsEnvPrefix != "" {
-		be.organization = strings.TrimSpace(getenv(b.CredentialsEnvPrefix + routingdoc.CredentialsOrganizationKey))
-		be.project = strings.TrimSpace(getenv(b.CredentialsEnvPrefix + routingdoc.CredentialsProjectKey))
-		env := b.CredentialsEnvPrefix + routingdoc.CredentialsKey
+		be.organization = strings.TrimSpace(getenv(b.CredentialsEnvPrefix + routingv1.CredentialsOrganizationKey))
+		be.project = strings.TrimSpace(getenv(b.CredentialsEnvPrefix + routingv1.CredentialsProjectKey))
+		env := b.CredentialsEnvPrefix + routingv1.CredentialsKey
 		key := strings.TrimSpace(getenv(env))
 		if key == "" {
 			// Not fatal: the other backends still serve; this one's API answers 401 and the log says why.
 			be.missingKey = env
 			return be, nil
 		}
-		if b.Provider == routingdoc.ProviderAzureOpenAI {
+		if b.Provider == routingv1.ProviderAzureOpenAI {
 			be.authHeader, be.authValue = "Api-Key", key
 		} else {
 			be.authHeader, be.authValue = "Authorization", "Bearer "+key

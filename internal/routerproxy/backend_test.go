@@ -9,24 +9,24 @@ package routerproxy
 import (
 	"testing"
 
-	"github.com/llmkube/operator/internal/routingdoc"
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 )
 
 func TestTargetURLRule(t *testing.T) {
 	for _, tc := range []struct {
 		kind, url, path, query, want string
 	}{
-		{routingdoc.KindInferenceService, "http://llama.ns.svc.cluster.local:8080", "/v1/chat/completions", "", "http://llama.ns.svc.cluster.local:8080/v1/chat/completions"},
-		{routingdoc.KindExternal, "https://api.openai.com/v1", "/v1/chat/completions", "", "https://api.openai.com/v1/chat/completions"},
-		{routingdoc.KindExternal, "https://api.openai.com/v1/", "/v1/embeddings", "", "https://api.openai.com/v1/embeddings"},
-		{routingdoc.KindExternal, "https://api.anthropic.com/v1", "/v1/chat/completions", "a=1", "https://api.anthropic.com/v1/chat/completions?a=1"},
-		{routingdoc.KindExternal, "https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21", "/v1/chat/completions", "a=1",
+		{routingv1.KindInferenceService, "http://llama.ns.svc.cluster.local:8080", "/v1/chat/completions", "", "http://llama.ns.svc.cluster.local:8080/v1/chat/completions"},
+		{routingv1.KindExternal, "https://api.openai.com/v1", "/v1/chat/completions", "", "https://api.openai.com/v1/chat/completions"},
+		{routingv1.KindExternal, "https://api.openai.com/v1/", "/v1/embeddings", "", "https://api.openai.com/v1/embeddings"},
+		{routingv1.KindExternal, "https://api.anthropic.com/v1", "/v1/chat/completions", "a=1", "https://api.anthropic.com/v1/chat/completions?a=1"},
+		{routingv1.KindExternal, "https://x.openai.azure.com/openai/deployments/d?api-version=2024-10-21", "/v1/chat/completions", "a=1",
 			"https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21&a=1"},
-		{routingdoc.KindExternal, "http://vllm.example:8000/v1", "/tokenize", "", "http://vllm.example:8000/tokenize"},
-		{routingdoc.KindExternal, "https://api.cohere.com/v1/", "/v2/rerank", "", "https://api.cohere.com/v2/rerank"},
-		{routingdoc.KindInferenceService, "http://llama.ns.svc.cluster.local:8080", "/rerank", "", "http://llama.ns.svc.cluster.local:8080/rerank"},
+		{routingv1.KindExternal, "http://vllm.example:8000/v1", "/tokenize", "", "http://vllm.example:8000/tokenize"},
+		{routingv1.KindExternal, "https://api.cohere.com/v1/", "/v2/rerank", "", "https://api.cohere.com/v2/rerank"},
+		{routingv1.KindInferenceService, "http://llama.ns.svc.cluster.local:8080", "/rerank", "", "http://llama.ns.svc.cluster.local:8080/rerank"},
 	} {
-		b, err := newBackend(routingdoc.Backend{Name: "b", Kind: tc.kind, URL: tc.url}, nil)
+		b, err := newBackend(routingv1.Backend{Name: "b", Kind: tc.kind, URL: tc.url}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,9 +39,9 @@ func TestTargetURLRule(t *testing.T) {
 func TestCredentialsHeaderByProvider(t *testing.T) {
 	env := map[string]string{"BACKEND_AZ_API_KEY": "k1\n", "BACKEND_OAI_API_KEY": "k2"}
 	getenv := func(k string) string { return env[k] }
-	az, _ := newBackend(routingdoc.Backend{Name: "az", Kind: routingdoc.KindExternal, URL: "https://a", Provider: routingdoc.ProviderAzureOpenAI, CredentialsEnvPrefix: "BACKEND_AZ_"}, getenv)
-	oai, _ := newBackend(routingdoc.Backend{Name: "oai", Kind: routingdoc.KindExternal, URL: "https://a", Provider: routingdoc.ProviderAnthropic, CredentialsEnvPrefix: "BACKEND_OAI_"}, getenv)
-	none, _ := newBackend(routingdoc.Backend{Name: "none", Kind: routingdoc.KindExternal, URL: "https://a", CredentialsEnvPrefix: "BACKEND_NONE_"}, getenv)
+	az, _ := newBackend(routingv1.Backend{Name: "az", Kind: routingv1.KindExternal, URL: "https://a", Provider: routingv1.ProviderAzureOpenAI, CredentialsEnvPrefix: "BACKEND_AZ_"}, getenv)
+	oai, _ := newBackend(routingv1.Backend{Name: "oai", Kind: routingv1.KindExternal, URL: "https://a", Provider: routingv1.ProviderAnthropic, CredentialsEnvPrefix: "BACKEND_OAI_"}, getenv)
+	none, _ := newBackend(routingv1.Backend{Name: "none", Kind: routingv1.KindExternal, URL: "https://a", CredentialsEnvPrefix: "BACKEND_NONE_"}, getenv)
 	if az.authHeader != "Api-Key" || az.authValue != "k1" {
 		t.Errorf("azure: %s %s", az.authHeader, az.authValue)
 	}

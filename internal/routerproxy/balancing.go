@@ -15,9 +15,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 	"github.com/llmkube/operator/internal/routerproxy/balance"
 	"github.com/llmkube/operator/internal/routerproxy/endpoints"
-	"github.com/llmkube/operator/internal/routingdoc"
 )
 
 // Balancer chooses the pod of each InferenceService backend that names its Service in the
@@ -41,7 +41,7 @@ type Balancer struct {
 type balancerState struct {
 	policy   string
 	pools    map[string]*balance.Pool
-	services map[string]routingdoc.Service
+	services map[string]routingv1.Service
 }
 
 // BalancerOptions configure a Balancer.
@@ -58,7 +58,7 @@ type BalancerOptions struct {
 }
 
 // NewBalancer prepares the pools of doc's backends with a Service.
-func NewBalancer(doc *routingdoc.Document, o BalancerOptions) *Balancer {
+func NewBalancer(doc *routingv1.Document, o BalancerOptions) *Balancer {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
@@ -89,11 +89,11 @@ func NewBalancer(doc *routingdoc.Document, o BalancerOptions) *Balancer {
 
 // reload takes doc's backends with a Service: a backend whose Service did not change keeps its
 // pool (its pods' counters and ejections).
-func (b *Balancer) reload(doc *routingdoc.Document) {
+func (b *Balancer) reload(doc *routingv1.Document) {
 	old := b.state.Load()
-	s := &balancerState{policy: doc.Balancing, pools: map[string]*balance.Pool{}, services: map[string]routingdoc.Service{}}
+	s := &balancerState{policy: doc.Balancing, pools: map[string]*balance.Pool{}, services: map[string]routingv1.Service{}}
 	for _, be := range doc.Backends {
-		if be.Kind != routingdoc.KindInferenceService || be.Service == nil {
+		if be.Kind != routingv1.KindInferenceService || be.Service == nil {
 			continue
 		}
 		s.services[be.Name] = *be.Service
@@ -164,7 +164,7 @@ func (p *Proxy) tryBackend(w http.ResponseWriter, x *exchange, req *upstreamRequ
 		return p.settle(w, x, req, b, nil, p.attempt(x, req, b, nil), last, false) == done
 	}
 	pr := balance.Request{AllowEjected: last}
-	if policy == routingdoc.BalancingPrefixAffinity {
+	if policy == routingv1.BalancingPrefixAffinity {
 		pr.Key, pr.HasKey = affinityKey(req.r, req.body, req.rb)
 	}
 	maxTries := p.balancer.o.MaxPodTries

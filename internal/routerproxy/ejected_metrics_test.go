@@ -13,12 +13,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/llmkube/operator/internal/routingdoc"
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 )
 
 func TestEjectedPodsAreCountedAtScrapeTime(t *testing.T) {
-	doc := &routingdoc.Document{Backends: []routingdoc.Backend{{Name: "llama", Kind: routingdoc.KindInferenceService,
-		Service: &routingdoc.Service{Namespace: "ns", Name: "llama", Port: "http"}}}}
+	doc := &routingv1.Document{Backends: []routingv1.Backend{{Name: "llama", Kind: routingv1.KindInferenceService,
+		Service: &routingv1.Service{Namespace: "ns", Name: "llama", Port: "http"}}}}
 	reg := prometheus.NewPedanticRegistry()
 	b := NewBalancer(doc, BalancerOptions{FailureThreshold: 1, Cooldown: time.Hour, Registerer: reg})
 	pool := b.state.Load().pools["llama"]

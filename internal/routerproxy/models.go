@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/llmkube/operator/internal/routingdoc"
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 )
 
 // model is one entry of GET /v1/models.
@@ -169,4 +169,4 @@ func writeJSON(w http.ResponseWriter, x *exchange, body []byte) {
 }
 
 // equalBackend reports whether two documents describe a backend alike.
-func equalBackend(a, b routingdoc.Backend) bool { return reflect.DeepEqual(a, b) }
+func equalBackend(a, b routingv1.Backend) bool { return reflect.DeepEqual(a, b) }

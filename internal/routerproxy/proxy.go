@@ -6,7 +6,7 @@ Licensed under the Apache License, Version 2.0.
 
 // Package routerproxy is the data plane of a ModelRouter: an OpenAI-compatible HTTP proxy that
 // routes each request by the model of its JSON body, following the routing document the operator
-// writes (internal/routingdoc). cmd/router-proxy wires it to flags.
+// writes (api/routing/v1). cmd/router-proxy wires it to flags.
 package routerproxy
 
 import (
@@ -27,13 +27,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/llmkube/operator/internal/routingdoc"
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 )
 
 // Options configure a Proxy.
 type Options struct {
 	// Document is the routing document at start; Reload replaces it.
-	Document *routingdoc.Document
+	Document *routingv1.Document
 	// Getenv reads the environment holding backends' credentials; os.Getenv in the binary.
 	Getenv func(string) string
 	// APIKeysDir holds the keys clients must present; no client authentication when empty.
@@ -88,7 +88,7 @@ type Proxy struct {
 // routes is one routing document made ready to serve. A reload swaps it whole: a request keeps
 // the one it started with to its end, new requests take the new one.
 type routes struct {
-	doc      *routingdoc.Document
+	doc      *routingv1.Document
 	backends map[string]*backend
 	// timeouts are the rules' timeouts by rule index, 0 when unset.
 	timeouts []time.Duration
@@ -147,7 +147,7 @@ func New(o Options) (*Proxy, error) {
 }
 
 // prepare makes doc ready to serve. A backend equal to one of old keeps old's (and its health).
-func (p *Proxy) prepare(doc *routingdoc.Document, old *routes) (*routes, error) {
+func (p *Proxy) prepare(doc *routingv1.Document, old *routes) (*routes, error) {
 	rt := &routes{doc: doc, backends: map[string]*backend{}, timeouts: make([]time.Duration, len(doc.Rules))}
 	for _, b := range doc.Backends {
 		if old != nil {
@@ -174,7 +174,7 @@ func (p *Proxy) prepare(doc *routingdoc.Document, old *routes) (*routes, error) 
 
 // Reload switches to doc for the requests that start from now on; requests in flight, streams
 // included, finish on the routes they started with.
-func (p *Proxy) Reload(doc *routingdoc.Document) error {
+func (p *Proxy) Reload(doc *routingv1.Document) error {
 	p.reloadMu.Lock()
 	defer p.reloadMu.Unlock()
 	rt, err := p.prepare(doc, p.routes.Load())
@@ -189,7 +189,7 @@ func (p *Proxy) Reload(doc *routingdoc.Document) error {
 }
 
 // Document is the routing document new requests follow.
-func (p *Proxy) Document() *routingdoc.Document { return p.routes.Load().doc }
+func (p *Proxy) Document() *routingv1.Document { return p.routes.Load().doc }
 
 // NewTransport is the transport to backends: connections kept for reuse (many requests in flight
 // to few hosts) and no transparent decompression (bytes pass as they are). It has no response

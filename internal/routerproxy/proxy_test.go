@@ -21,7 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/llmkube/operator/internal/routingdoc"
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 )
 
 // upstream is a fake OpenAI-compatible backend that records what it received.
@@ -52,13 +52,13 @@ func newUpstream(t *testing.T, name string) *upstream {
 	return u
 }
 
-func newProxy(t *testing.T, doc routingdoc.Document, mutate func(*Options)) (*Proxy, *prometheus.Registry) {
+func newProxy(t *testing.T, doc routingv1.Document, mutate func(*Options)) (*Proxy, *prometheus.Registry) {
 	t.Helper()
-	data, err := routingdoc.Marshal(doc)
+	data, err := routingv1.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	parsed, err := routingdoc.Parse(data)
+	parsed, err := routingv1.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +103,12 @@ func errorCode(t *testing.T, w *httptest.ResponseRecorder) string {
 
 func TestRoutingAndErrors(t *testing.T) {
 	local, cloud := newUpstream(t, "local"), newUpstream(t, "cloud")
-	p, _ := newProxy(t, routingdoc.Document{
-		Backends: []routingdoc.Backend{
-			{Name: "local", Kind: routingdoc.KindInferenceService, URL: local.URL},
-			{Name: "cloud", Kind: routingdoc.KindExternal, URL: cloud.URL + "/v1", Model: "gpt-4o"},
+	p, _ := newProxy(t, routingv1.Document{
+		Backends: []routingv1.Backend{
+			{Name: "local", Kind: routingv1.KindInferenceService, URL: local.URL},
+			{Name: "cloud", Kind: routingv1.KindExternal, URL: cloud.URL + "/v1", Model: "gpt-4o"},
 		},
-		Rules: []routingdoc.Rule{
+		Rules: []routingv1.Rule{
 			{Name: "exact", Models: []string{"llama"}, Backend: "local"},
 			{Name: "prefix", Models: []string{"gpt-*"}, Backend: "cloud"},
 			{Name: "gone", Models: []string{"ghost"}, Backend: "unresolved"},
@@ -161,12 +161,12 @@ func TestRoutingAndErrors(t *testing.T) {
 func TestCredentialsAndHeaders(t *testing.T) {
 	cloud, az := newUpstream(t, "cloud"), newUpstream(t, "az")
 	env := map[string]string{"BACKEND_CLOUD_API_KEY": "sk-cloud", "BACKEND_AZ_API_KEY": "az-key"}
-	p, _ := newProxy(t, routingdoc.Document{
-		Backends: []routingdoc.Backend{
-			{Name: "cloud", Kind: routingdoc.KindExternal, URL: cloud.URL + "/v1", Provider: "openai", CredentialsEnvPrefix: "BACKEND_CLOUD_"},
-			{Name: "az", Kind: routingdoc.KindExternal, URL: az.URL + "/v1", Provider: "azure-openai", CredentialsEnvPrefix: "BACKEND_AZ_"},
+	p, _ := newProxy(t, routingv1.Document{
+		Backends: []routingv1.Backend{
+			{Name: "cloud", Kind: routingv1.KindExternal, URL: cloud.URL + "/v1", Provider: "openai", CredentialsEnvPrefix: "BACKEND_CLOUD_"},
+			{Name: "az", Kind: routingv1.KindExternal, URL: az.URL + "/v1", Provider: "azure-openai", CredentialsEnvPrefix: "BACKEND_AZ_"},
 		},
-		Rules:        []routingdoc.Rule{{Name: "az", Models: []string{"az"}, Backend: "az"}},
+		Rules:        []routingv1.Rule{{Name: "az", Models: []string{"az"}, Backend: "az"}},
 		DefaultRoute: "cloud",
 	}, func(o *Options) { o.Getenv = func(k string) string { return env[k] } })
 	h := http.Header{
@@ -199,14 +199,14 @@ func TestFallbacksAndCooldown(t *testing.T) {
 	a, b, c := newUpstream(t, "a"), newUpstream(t, "b"), newUpstream(t, "c")
 	a.status.Store(503)
 	b.status.Store(429)
-	p, reg := newProxy(t, routingdoc.Document{
-		Backends: []routingdoc.Backend{
-			{Name: "a", Kind: routingdoc.KindInferenceService, URL: a.URL},
-			{Name: "b", Kind: routingdoc.KindInferenceService, URL: b.URL},
-			{Name: "c", Kind: routingdoc.KindInferenceService, URL: c.URL},
-			{Name: "closed", Kind: routingdoc.KindInferenceService, URL: "http://127.0.0.1:1"},
+	p, reg := newProxy(t, routingv1.Document{
+		Backends: []routingv1.Backend{
+			{Name: "a", Kind: routingv1.KindInferenceService, URL: a.URL},
+			{Name: "b", Kind: routingv1.KindInferenceService, URL: b.URL},
+			{Name: "c", Kind: routingv1.KindInferenceService, URL: c.URL},
+			{Name: "closed", Kind: routingv1.KindInferenceService, URL: "http://127.0.0.1:1"},
 		},
-		Rules: []routingdoc.Rule{
+		Rules: []routingv1.Rule{
 			{Name: "r", Models: []string{"m"}, Backend: "a", Fallbacks: []string{"closed", "b", "c"}},
 			{Name: "last", Models: []string{"only-a"}, Backend: "a"},
 		},
@@ -249,8 +249,8 @@ func TestClientAuthRotation(t *testing.T) {
 	}
 	write("key-a", "alpha\n")
 	write("..data", "not a key")
-	p, _ := newProxy(t, routingdoc.Document{
-		Backends:     []routingdoc.Backend{{Name: "up", Kind: routingdoc.KindInferenceService, URL: up.URL}},
+	p, _ := newProxy(t, routingv1.Document{
+		Backends:     []routingv1.Backend{{Name: "up", Kind: routingv1.KindInferenceService, URL: up.URL}},
 		DefaultRoute: "up",
 	}, func(o *Options) { o.APIKeysDir = dir })
 	status := func(auth string) int {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/llmkube/operator/internal/routingdoc"
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 )
 
 // DocumentWatcher rereads the mounted routing document and switches the proxy to it.
@@ -31,7 +31,7 @@ type DocumentWatcher struct {
 	Interval time.Duration
 	Proxy    *Proxy
 	// Applied is called after a new document was switched to (the endpoints watch follows it).
-	Applied func(*routingdoc.Document)
+	Applied func(*routingv1.Document)
 	Log     *slog.Logger
 
 	reloads *prometheus.CounterVec
@@ -77,7 +77,7 @@ func (w *DocumentWatcher) check() {
 		return // a missing file mid-swap is read again at the next tick
 	}
 	w.last = data
-	doc, err := routingdoc.Parse(data)
+	doc, err := routingv1.Parse(data)
 	if err == nil {
 		err = w.Proxy.Reload(doc)
 	}

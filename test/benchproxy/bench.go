@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmkube/operator/internal/routingdoc"
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 )
 
 // Options of a run.
@@ -228,9 +228,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // startRouter runs the proxy binary on a routing document that sends bench-model to the upstream
 // as an external API base. Its request log goes to a file, so logging costs what it costs.
 func startRouter(ctx context.Context, binary, upstreamURL, dir string, memoryLimit int64) (*child, error) {
-	doc, err := routingdoc.Marshal(routingdoc.Document{
-		Backends: []routingdoc.Backend{{Name: "upstream", Kind: routingdoc.KindExternal, URL: upstreamURL + "/v1", Provider: routingdoc.ProviderOpenAICompatible}},
-		Rules:    []routingdoc.Rule{{Name: "bench", Models: []string{"bench-model"}, Backend: "upstream"}},
+	doc, err := routingv1.Marshal(routingv1.Document{
+		Backends: []routingv1.Backend{{Name: "upstream", Kind: routingv1.KindExternal, URL: upstreamURL + "/v1", Provider: routingv1.ProviderOpenAICompatible}},
+		Rules:    []routingv1.Rule{{Name: "bench", Models: []string{"bench-model"}, Backend: "upstream"}},
 	})
 	if err != nil {
 		return nil, err

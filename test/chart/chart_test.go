@@ -22,7 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
-	"github.com/llmkube/operator/internal/version"
+	"github.com/llmkube/operator/version"
 	"github.com/llmkube/operator/test/helmtool"
 )
 
@@ -244,7 +244,7 @@ func appVersion(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if c.AppVersion != version.Version {
-		t.Fatalf("Chart.yaml appVersion %q differs from internal/version.Version %q", c.AppVersion, version.Version)
+		t.Fatalf("Chart.yaml appVersion %q differs from version.Version %q", c.AppVersion, version.Version)
 	}
 	return c.AppVersion
 }

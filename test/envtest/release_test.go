@@ -28,7 +28,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/llmkube/operator/internal/version"
+	"github.com/llmkube/operator/version"
 	"github.com/llmkube/operator/test/helmtool"
 )
 

@@ -28,10 +28,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/controllers/modelrouter"
-	"github.com/llmkube/operator/internal/routingdoc"
 )
 
 func newSecret(ns, name string, data map[string]string) {
@@ -64,7 +64,7 @@ func routerReady(ns, name string, backends ...string) {
 		g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name + "-router-proxy"}, cm)).To(Succeed())
 		d := &appsv1.Deployment{}
 		g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name + "-router-proxy"}, d)).To(Succeed())
-		doc, err := routingdoc.Parse([]byte(cm.Data[modelrouter.ConfigKey]))
+		doc, err := routingv1.Parse([]byte(cm.Data[modelrouter.ConfigKey]))
 		g.Expect(err).NotTo(HaveOccurred())
 		var prefixes []string
 		for _, ef := range d.Spec.Template.Spec.Containers[0].EnvFrom {

@@ -23,9 +23,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/internal/routerproxy"
-	"github.com/llmkube/operator/internal/routingdoc"
 )
 
 // describing is a Registerer that remembers the descriptors of what is registered with it, so a
@@ -138,8 +138,8 @@ func proxyMetrics(t *testing.T) map[string]bool {
 
 func registerProxy(t *testing.T, reg *describing) {
 	t.Helper()
-	doc := &routingdoc.Document{Backends: []routingdoc.Backend{{Name: "llama", Kind: routingdoc.KindInferenceService,
-		URL: "http://llama.ns.svc:8080", Service: &routingdoc.Service{Namespace: "ns", Name: "llama", Port: "http"}}}}
+	doc := &routingv1.Document{Backends: []routingv1.Backend{{Name: "llama", Kind: routingv1.KindInferenceService,
+		URL: "http://llama.ns.svc:8080", Service: &routingv1.Service{Namespace: "ns", Name: "llama", Port: "http"}}}}
 	balancer := routerproxy.NewBalancer(doc, routerproxy.BalancerOptions{Registerer: reg})
 	if _, err := routerproxy.New(routerproxy.Options{Document: doc, Registerer: reg, Balancer: balancer}); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,7 @@ Copyright 2026 The LLMKube Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-package routingdoc
+package v1
 
 import (
 	"strings"

@@ -8,6 +8,6 @@ Licensed under the Apache License, Version 2.0.
 package version
 
 // Version is the release this build belongs to; release builds set it with
-// -ldflags "-X github.com/llmkube/operator/internal/version.Version=<tag>". It names the default
+// -ldflags "-X github.com/llmkube/operator/version.Version=<tag>". It names the default
 // router-proxy image, so it matches the chart's appVersion (test/chart checks that).
 var Version = "0.1.0"

@@ -4,11 +4,11 @@ Copyright 2026 The LLMKube Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package routingdoc is the routing document a ModelRouter's proxy reads: the operator writes it
+// Package v1 is the routing document a ModelRouter's proxy reads: the operator writes it
 // into the router's ConfigMap (controllers/modelrouter) and the proxy reads it
 // (internal/routerproxy). It is the only thing the two share, so they cannot drift: a field added
 // here is added for both, and a proxy refuses a document version it does not know.
-package routingdoc
+package v1
 
 import (
 	"bytes"
