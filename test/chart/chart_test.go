@@ -22,8 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
-	"github.com/llmkube/operator/version"
 	"github.com/llmkube/operator/test/helmtool"
+	"github.com/llmkube/operator/version"
 )
 
 const ns = "llmkube-system"

@@ -28,8 +28,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/llmkube/operator/version"
 	"github.com/llmkube/operator/test/helmtool"
+	"github.com/llmkube/operator/version"
 )
 
 // The release path a user takes, end to end on loopback: `make images` and `make chart` push to an
