@@ -16,15 +16,15 @@ import (
 	"github.com/llmkube/operator/test/docblocks"
 )
 
-// pages are the Markdown files a reader follows: the README and docs/ (generated benchmark reports
-// in docs/benchmarks are written by the benchmarks and hold no commands).
+// pages are the Markdown files a reader follows: the README, docs/ and the guide to the benchmark
+// reports (the reports in docs/benchmarks are written by the benchmarks and hold no commands).
 func pages(t *testing.T) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return append([]string{filepath.Join(root, "README.md")}, files...)
+	return append([]string{filepath.Join(root, "README.md"), filepath.Join(root, "docs", "benchmarks", "README.md")}, files...)
 }
 
 // runners finds, for each run ID, the test files that run its blocks: those that call
