@@ -94,7 +94,7 @@ var _ = Describe("router-proxy, run as the operator's Deployment specifies", fun
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("serves chat, streams without buffering, embeddings, models, fallbacks and credentials to the official OpenAI client [R2]", func() {
+	It("serves chat, streams without buffering, embeddings, models, fallbacks and credentials to the official OpenAI client [R2, R19]", func() {
 		startOperator(ns, controllers.Config{})
 		cloud := newFakeOpenAI("cloud", upstreamOK)
 		azure := newFakeOpenAI("azure", upstreamOK)
