@@ -89,7 +89,7 @@ plugin: ## Install the kubectl plugin (kubectl llmkube) and its completion helpe
 	@echo "installed $(PLUGIN_BIN)/kubectl-llmkube; try: kubectl llmkube --help"
 
 .PHONY: run
-run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one, else on an embedded cluster with fake GPU nodes; apply config/samples yourself.
+run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one, else on an embedded cluster with fake GPU nodes whose state is in memory and gone at exit; apply config/samples yourself.
 	go run ./cmd/operator --dev-control-plane=auto
 
 ##@ Test

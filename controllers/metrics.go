@@ -18,7 +18,7 @@ import (
 	"github.com/llmkube/operator/controllers/status"
 )
 
-// RegisterMetrics registers the operator's own metrics (prefix llmkube_, listed in the README's
+// RegisterMetrics registers the operator's own metrics (prefix llmkube_, listed in docs/operations.md's
 // metrics table) with reg: the counters of the packages that count events, and the gauges that
 // statemetrics computes from reader (the manager's cache) at each scrape.
 //

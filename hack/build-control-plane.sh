@@ -41,9 +41,8 @@ fi
 cat <<MSG
 ==> Building the control plane from source into $dest
     missing: ${todo_etcd:+etcd $etcd }${todo_k8s[*]:+${todo_k8s[*]} $k8s }${todo_kwok:+kwok $kwok}
-    This happens once per machine and version: about 8-10 minutes on 2 cores for kube-apiserver
-    and etcd, and a few more for kube-controller-manager, kube-scheduler and KWOK (they share most
-    packages with kube-apiserver). Later runs reuse the binaries.
+    This happens once per machine and version, and takes minutes: docs/dev-cluster.md
+    ("How long the first build takes") has the measured figures. Later runs reuse the binaries.
 MSG
 
 start=$(date +%s)

@@ -138,7 +138,7 @@ type ProxySpec struct {
 	// +kubebuilder:validation:MaxLength=1024
 	Image *string `json:"image,omitempty"`
 
-	// resources is the CPU and memory of the proxy container. Defaults to 100m CPU and 256Mi of memory (README "ModelRouter proxy" says what a concurrency and prompt size need).
+	// resources is the CPU and memory of the proxy container. Defaults to 100m CPU and 256Mi of memory (docs/router.md, "Memory", says what a concurrency and prompt size need).
 	// +optional
 	Resources *ProxyResources `json:"resources,omitempty"`
 

@@ -100,14 +100,16 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
-		setupLog.Info("no cluster configured: starting the embedded control plane")
+		setupLog.Info("no cluster configured: starting the embedded control plane; its state lives in memory and is gone when this process exits")
 		planeCfg, stop, err := devPlane{}.start(filepath.Join("config", "crd", "bases"), kubeconfig)
 		if err != nil {
 			return err
 		}
 		defer func() { _ = stop() }()
 		cfg = planeCfg
-		fmt.Printf("\n  Embedded control plane is up. In another shell:\n\n    export KUBECONFIG=%s\n    kubectl get isvc,mr,deploy,svc -A\n\n", kubeconfig)
+		fmt.Printf("\n  Embedded control plane is up. In another shell:\n\n    export KUBECONFIG=%s\n    kubectl get isvc,mr,deploy,svc -A\n\n"+
+			"  Its state lives in memory: everything applied to it is gone when make run stops.\n"+
+			"  Unset KUBECONFIG in that shell afterwards (`unset KUBECONFIG`).\n\n", kubeconfig)
 		if o.metricsAddr == ":8080" {
 			o.metricsAddr = "0" // the default port is often taken on a workstation
 		}
@@ -115,6 +117,10 @@ func run(ctx context.Context, o options) error {
 		var err error
 		if cfg, err = ctrl.GetConfig(); err != nil {
 			return fmt.Errorf("no cluster configured (set KUBECONFIG, or run `make run` for the embedded control plane): %w", err)
+		}
+		devKubeconfig, _ := filepath.Abs(filepath.Join(o.devDir, "kubeconfig"))
+		if err := checkReachable(cfg, loadingRules(), devKubeconfig); err != nil {
+			return err
 		}
 	}
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst

@@ -76,7 +76,7 @@ const (
 
 var (
 	defaultCPU = resource.MustParse("100m")
-	// defaultMemory fits the concurrency README "ModelRouter proxy" documents: the proxy needs
+	// defaultMemory fits the concurrency docs/router.md ("Memory") documents: the proxy needs
 	// about 40 MiB plus 1.5 times the request bodies in flight, under GOMEMLIMIT (90% of this):
 	// 16 concurrent 4 MiB prompts or 200 concurrent 400 KB ones (make bench-proxy measures both).
 	defaultMemory = resource.MustParse("256Mi")

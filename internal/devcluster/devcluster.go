@@ -131,7 +131,7 @@ func (c *Cluster) Stop() error {
 // `kubectl apply --server-side`, under the field manager given.
 //
 // Note: `make run` no longer calls it: a manager of its own would co-own every sample field, and
-// a person who drops a key from a sample and applies it again would see the key stay. The README
+// a person who drops a key from a sample and applies it again would see the key stay. The README's quick start
 // has the user apply the samples with kubectl instead.
 func ApplySamples(ctx context.Context, c client.Client, dir, fieldManager string) ([]string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))

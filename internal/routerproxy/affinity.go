@@ -20,7 +20,7 @@ const SessionHeader = "X-Session-Id"
 // this much share that much of their KV-cache prefix, and hashing stays cheap for long prompts.
 const affinityPrefixBytes = 4096
 
-// affinityKey is the key PrefixAffinity places a request by (README: "What prefix affinity
+// affinityKey is the key PrefixAffinity places a request by (docs/router.md: "What prefix affinity
 // hashes"):
 //   - the X-Session-Id header when set: "session", 0, its value;
 //   - else for /v1/chat/completions: "chat", 0, the model, 0, then the JSON of the leading

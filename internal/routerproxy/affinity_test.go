@@ -25,7 +25,7 @@ func key(t *testing.T, path, body string, session string) (uint64, bool) {
 	return affinityKey(r, []byte(body), rb)
 }
 
-// What the README says is hashed: the leading messages through the first user message, the
+// What docs/router.md says is hashed: the leading messages through the first user message, the
 // model, a completion prompt's start, or the session header; nothing for other requests.
 func TestAffinityKey(t *testing.T) {
 	chat := "/v1/chat/completions"

@@ -23,7 +23,7 @@ var hopByHop = []string{
 // (or to nothing) and never reach a backend, which gets the backend's own key instead.
 var clientCredentials = []string{"Authorization", "Api-Key", "X-Api-Key"}
 
-// The header policy (README "ModelRouter proxy", "Headers"):
+// The header policy (docs/router.md, "Headers"):
 //   - to an InferenceService: every client header but hop-by-hop ones and the client's
 //     credentials; back: every header but hop-by-hop ones.
 //   - to an external API: only externalRequest (content negotiation, the request id, the user

@@ -64,7 +64,7 @@ type Options struct {
 	Balancer *Balancer
 }
 
-// Default wait limits (README "ModelRouter proxy", "Timeouts"): a generation takes what it takes;
+// Default wait limits (docs/router.md, "Timeouts"): a generation takes what it takes;
 // these only catch a backend that stopped answering.
 const (
 	DefaultRequestTimeout    = 30 * time.Minute
@@ -231,7 +231,7 @@ type endpoint struct {
 }
 
 // api is every path the proxy serves. A proxied path is routed by the model of its body; the
-// others the proxy answers itself (models.go). README "ModelRouter proxy" lists them.
+// others the proxy answers itself (models.go). docs/router.md lists them.
 var api = map[string]endpoint{
 	"/v1/chat/completions":     {method: http.MethodPost, hideUsage: true},
 	"/v1/completions":          {method: http.MethodPost, hideUsage: true},

@@ -239,6 +239,7 @@ func TestFallbacksAndCooldown(t *testing.T) {
 	}
 }
 
+// Proves R20.
 func TestClientAuthRotation(t *testing.T) {
 	up := newUpstream(t, "up")
 	dir := t.TempDir()

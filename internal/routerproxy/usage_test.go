@@ -14,6 +14,7 @@ import (
 	"testing"
 )
 
+// Proves R21.
 func TestUsageEditAsksForUsageOnlyWhenTheClientDidNot(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
 		{`{"model":"m","stream":true}`, `{"stream_options":{"include_usage":true},"model":"x","stream":true}`},
@@ -108,6 +109,7 @@ func TestMeterReadsUsage(t *testing.T) {
 	}
 }
 
+// Proves R21.
 func TestMeterHidesTheUsageChunkItAskedFor(t *testing.T) {
 	first := `data: {"choices":[{"delta":{"role":"assistant","content":""}}],"usage":null}` + "\n\n"
 	second := `data: {"choices":[{"delta":{"content":"Hi"}}],"usage":null}` + "\n\n"

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Markdown renders a result as the tables the README quotes.
+// Markdown renders a result as the tables docs/performance.md quotes.
 func Markdown(r *Result) string {
 	var b strings.Builder
 	o := r.Options

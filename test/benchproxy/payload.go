@@ -31,7 +31,7 @@ type Payload struct {
 	Stream   bool
 }
 
-// Payloads are the cases of the budget (README "ModelRouter proxy", "Memory"): large prompts
+// Payloads are the cases of the budget (docs/router.md, "Memory"): large prompts
 // (long documents pasted in) and many long-context streams.
 var Payloads = []Payload{
 	{Name: "16 x 4 MiB concurrent", Requests: 16, Size: 4 << 20},

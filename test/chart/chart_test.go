@@ -310,6 +310,7 @@ func TestPodPlacementAndMetadata(t *testing.T) {
 	}
 }
 
+// Proves H3.
 func TestValuesRejected(t *testing.T) {
 	for name, set := range map[string][]string{
 		"unknown log level":      {"logLevel=loud"},

@@ -78,6 +78,7 @@ func TestExtraArgsAndEnv(t *testing.T) {
 	}
 }
 
+// Proves H3.
 func TestHighAvailabilityValues(t *testing.T) {
 	objs := render(t, "-f", filepath.Join(helmtool.Chart(), "ci", "ha-values.yaml"))
 	d := as[appsv1.Deployment](t, helmtool.Find(objs, "Deployment", "llmkube"))
@@ -108,6 +109,7 @@ func TestHighAvailabilityValues(t *testing.T) {
 
 // crds.install: the CRDs come with the release, marked to stay on `helm uninstall`; false leaves
 // them out for whoever manages them.
+// Proves H4.
 func TestCRDsInstallAndStayOnUninstall(t *testing.T) {
 	crds := 0
 	for _, o := range render(t) {

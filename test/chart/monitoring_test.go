@@ -52,6 +52,7 @@ func TestMonitoringBundleOffByDefault(t *testing.T) {
 	}
 }
 
+// Proves H3.
 func TestMonitoringValuesRejected(t *testing.T) {
 	for name, set := range map[string][]string{
 		"router double scrape": {"metrics.emitScrapeAnnotations=true", "metrics.routerPodMonitor.enabled=true"},

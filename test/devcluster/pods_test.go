@@ -133,7 +133,7 @@ func currentRevision(ns, name string, pod corev1.Pod) int {
 }
 
 var _ = Describe("the promise on pods, in the dev cluster", func() {
-	It("adds a podLabel to the pods, removes it from new pods while the old go, keeps another tool's template label, through real ReplicaSet rollouts", func() {
+	It("adds a podLabel to the pods, removes it from new pods while the old go, keeps another tool's template label, through real ReplicaSet rollouts [D1, O1, O2]", func() {
 		ns := newNamespace("pods-promise")
 		const name = "tiny"
 
@@ -188,7 +188,7 @@ var _ = Describe("the promise on pods, in the dev cluster", func() {
 		Expect(dep.Spec.Template.Labels).To(HaveKeyWithValue(otherLabel, "yes"))
 	})
 
-	It("binds the model cache claim, schedules the pod with it, and names a pod whose metrics cannot be read in RolloutDeferred and an Event", func() {
+	It("binds the model cache claim, schedules the pod with it, and names a pod whose metrics cannot be read in RolloutDeferred and an Event [D1, W4]", func() {
 		ns := newNamespace("gate-on-kwok")
 		const name = "cached"
 		extra := map[string]any{

@@ -113,7 +113,7 @@ var _ = Describe("Admission", func() {
 		})),
 	)
 
-	DescribeTable("rejects invalid specs with a message that names the field",
+	DescribeTable("rejects invalid specs with a message that names the field [O3]",
 		func(kind string, spec map[string]any, message string) {
 			err := k8sClient.Create(suiteCtx, object(kind, ns, spec))
 			Expect(err).To(HaveOccurred())
@@ -254,7 +254,7 @@ var _ = Describe("Admission", func() {
 		}), "spec.rules[0].fallbacks: Too many: 9: must have at most 8 items"),
 	)
 
-	It("treats a second server-side apply of the same configuration as a no-op", func() {
+	It("treats a second server-side apply of the same configuration as a no-op [GO1]", func() {
 		// Note: a fresh configuration for each apply; controller-runtime decodes the server's answer
 		// into the one it sends, which would make the second apply claim the defaulted fields too.
 		isvc := func() *acv1alpha1.InferenceServiceApplyConfiguration {

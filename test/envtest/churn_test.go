@@ -146,7 +146,7 @@ func desiredTemplateJSON(v any) string {
 }
 
 var _ = Describe("Invariants under random churn", func() {
-	It("keeps every ownership promise across random spec changes, other tools' writes and operator restarts", func() {
+	It("keeps every ownership promise across random spec changes, other tools' writes and operator restarts [F10, O1, O2, O9]", func() {
 		seed := envInt("LLMKUBE_CHURN_SEED", churnDefaultSeed)
 		steps := int(envInt("LLMKUBE_CHURN_STEPS", churnDefaultSteps))
 		replay := fmt.Sprintf("churn seed %d (replay: LLMKUBE_CHURN_SEED=%d make test)", seed, seed)

@@ -24,7 +24,7 @@ import (
 )
 
 var _ = Describe("Bad input admission cannot see", func() {
-	DescribeTable("ends Degraded with a Warning Event quoting the API server, and leaves the running Deployment exactly as it was",
+	DescribeTable("ends Degraded with a Warning Event quoting the API server, and leaves the running Deployment exactly as it was [F1]",
 		func(breakSpec func(*inferencev1alpha1.InferenceService), apiServerSays string) {
 			ns := newNamespace()
 			op := startOperator(ns, controllers.Config{})

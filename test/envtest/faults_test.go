@@ -65,7 +65,7 @@ func editLabels(c client.Client, ns, name string, version int) {
 }
 
 var _ = Describe("Faults", func() {
-	It("recovers from an API server stopped and started again while reconciles are in flight, without a restart", func() {
+	It("recovers from an API server stopped and started again while reconciles are in flight, without a restart [F3]", func() {
 		// A control plane of its own: restarting the suite's API server would hand every other
 		// spec new certificates. A fixed certificate directory keeps the serving certificate, the
 		// client CA and the port across the restart; etcd keeps running and keeps the data.
@@ -132,7 +132,7 @@ var _ = Describe("Faults", func() {
 		Expect(op.done).NotTo(BeClosed(), "recovered without a restart")
 	})
 
-	It("hands over between two replicas with leader election: the other takes over, converges, one field manager", func() {
+	It("hands over between two replicas with leader election: the other takes over, converges, one field manager [F3]", func() {
 		ns := newNamespace()
 		a := startOperatorWith(operatorOptions{namespaces: []string{ns}, leaderElection: ns, noCleanup: true})
 		DeferCleanup(a.stop)
@@ -164,7 +164,7 @@ var _ = Describe("Faults", func() {
 		Expect(objectWrites(b, 0)).NotTo(BeEmpty(), "the new leader wrote")
 	})
 
-	It("restores a field another manager force-applied, with one Event and no hot loop over a minute", func() {
+	It("restores a field another manager force-applied, with one Event and no hot loop over a minute [O9]", func() {
 		ns := newNamespace()
 		op := startOperator(ns, controllers.Config{})
 		newISVC(ns, "llm", nil)

@@ -114,7 +114,7 @@ var _ = Describe("Gateway", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("applies the InferencePool and the HTTPRoute as asked, owned by the InferenceService, and writes nothing in steady state", func() {
+	It("applies the InferencePool and the HTTPRoute as asked, owned by the InferenceService, and writes nothing in steady state [G1]", func() {
 		op := startOperator(ns, controllers.Config{})
 		newISVC(ns, "llama", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.Runtime = inferencev1alpha1.RuntimeVLLM
@@ -234,7 +234,7 @@ var _ = Describe("Gateway", func() {
 		})
 	})
 
-	It("reports GatewayReady from what the Gateway writes into the HTTPRoute's and the InferencePool's parents", func() {
+	It("reports GatewayReady from what the Gateway writes into the HTTPRoute's and the InferencePool's parents [G2]", func() {
 		startOperator(ns, controllers.Config{})
 		newISVC(ns, "m", withGateway(inferencev1alpha1.GatewayParentReference{Name: "gw"}))
 		c := gatewayReady(ns, "m", metav1.ConditionUnknown, inferenceservice.ReasonGatewayPending)
@@ -285,7 +285,7 @@ var _ = Describe("Gateway", func() {
 		Expect(lines[1][col:]).To(HavePrefix("True "), "the column is aligned under its header")
 	})
 
-	It("deletes the pool and the route even when the status it reads has no GatewayReady yet", func() {
+	It("deletes the pool and the route even when the status it reads has no GatewayReady yet [G3]", func() {
 		startOperator(ns, controllers.Config{})
 		newISVC(ns, "m", withGateway(inferencev1alpha1.GatewayParentReference{Name: "gw"}))
 		gatewayReady(ns, "m", metav1.ConditionUnknown, inferenceservice.ReasonGatewayPending)
@@ -306,7 +306,7 @@ var _ = Describe("Gateway", func() {
 		}).Should(Succeed())
 	})
 
-	It("deletes the pool and the route of a spec.gateway removed while the operator was down", func() {
+	It("deletes the pool and the route of a spec.gateway removed while the operator was down [G3]", func() {
 		first := startOperator(ns, controllers.Config{})
 		newISVC(ns, "m", withGateway(inferencev1alpha1.GatewayParentReference{Name: "gw"}))
 		gatewayReady(ns, "m", metav1.ConditionUnknown, inferenceservice.ReasonGatewayPending)
@@ -374,7 +374,7 @@ func (e errorCounter) WithName(name string) logr.LogSink {
 }
 
 var _ = Describe("Gateway without its CRDs", func() {
-	It("reports CRDNotInstalled, converges the rest without an error log, and creates the objects once the CRDs are installed, without a restart", func() {
+	It("reports CRDNotInstalled, converges the rest without an error log, and creates the objects once the CRDs are installed, without a restart [G4]", func() {
 		// A control plane of its own: the suite's has the Gateway API CRDs installed.
 		own, err := testenv.New()
 		Expect(err).NotTo(HaveOccurred())

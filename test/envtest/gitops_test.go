@@ -108,7 +108,7 @@ var _ = Describe("GitOps with kubectl apply --server-side", func() {
 	BeforeEach(func() { ns = newNamespace() })
 
 	for _, tool := range []string{"argocd-controller", "kustomize-controller"} {
-		It("shares the InferenceService with "+tool+": no conflicts, re-apply is a no-op, a removed podLabel leaves the pods", func() {
+		It("[GO1] shares the InferenceService with "+tool+": no conflicts, re-apply is a no-op, a removed podLabel leaves the pods", func() {
 			startOperator(ns, controllers.Config{})
 			manifest := isvcManifest(ns, "llm", map[string]string{"team": "research", "tier": "gold"})
 			out, err := applyAs(tool, manifest)
@@ -147,7 +147,7 @@ var _ = Describe("GitOps with kubectl apply --server-side", func() {
 		})
 	}
 
-	It("keeps a GitOps tool's tracking label and annotation on the operator's Deployment without reporting a conflict", func() {
+	It("keeps a GitOps tool's tracking label and annotation on the operator's Deployment without reporting a conflict [GO2, O2]", func() {
 		startOperator(ns, controllers.Config{})
 		_, err := applyAs("argocd-controller", isvcManifest(ns, "llm", map[string]string{"team": "research"}))
 		Expect(err).NotTo(HaveOccurred())
@@ -182,7 +182,7 @@ metadata:
 		Expect(err).NotTo(HaveOccurred())
 	})
 
-	It("restores an operator-owned field a person changed and records an Event naming the field and the manager", func() {
+	It("restores an operator-owned field a person changed and records an Event naming the field and the manager [O9]", func() {
 		startOperator(ns, controllers.Config{})
 		_, err := applyAs("argocd-controller", isvcManifest(ns, "llm", map[string]string{"team": "research"}))
 		Expect(err).NotTo(HaveOccurred())
@@ -241,7 +241,7 @@ spec:
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
-	It("merges list-typed fields applied by two managers by key", func() {
+	It("merges list-typed fields applied by two managers by key [O10]", func() {
 		startOperator(ns, controllers.Config{})
 		_, err := applyAs("argocd-controller", isvcManifest(ns, "llm", map[string]string{"team": "research"})+`  imagePullSecrets:
   - name: from-git

@@ -61,7 +61,7 @@ var _ = Describe("Helm install", Ordered, func() {
 		kubeconfig = writeKubeconfig(plane, envtest.User{Name: "helm-admin", Groups: []string{"system:masters"}}, GinkgoT().TempDir())
 	})
 
-	It("installs the chart, establishes the CRDs, and the operator reconciles a sample under the chart's ServiceAccount", func() {
+	It("installs the chart, establishes the CRDs, and the operator reconciles a sample under the chart's ServiceAccount [H1]", func() {
 		start := time.Now()
 		out, err := helmtool.Run("install", "llmkube", helmtool.Chart(), "--namespace", releaseNS, "--create-namespace",
 			"--kubeconfig", kubeconfig, "--set", "leaderElection.enabled=true")

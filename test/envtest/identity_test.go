@@ -66,7 +66,7 @@ var _ = Describe("Ownership by identity", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("leaves a user's claim of the cache's name untouched and says so, so deleting the Model never deletes the user's data", func() {
+	It("leaves a user's claim of the cache's name untouched and says so, so deleting the Model never deletes the user's data [O11, M8]", func() {
 		claim := &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m2-model-cache", Labels: map[string]string{"team": "data", "backup": "daily"}},
 			Spec: corev1.PersistentVolumeClaimSpec{
@@ -90,7 +90,7 @@ var _ = Describe("Ownership by identity", func() {
 			To(MatchError(ContainSubstring("not found")), "no pod mounts the user's claim")
 	})
 
-	It("leaves another controller's Role and ServiceAccount untouched: no adoption, no legacy migration", func() {
+	It("leaves another controller's Role and ServiceAccount untouched: no adoption, no legacy migration [O11]", func() {
 		// Written by another kubebuilder controller, whose field manager is "manager" too.
 		byOther := client.FieldOwner("manager")
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "front-router-proxy"}}
@@ -116,7 +116,7 @@ var _ = Describe("Ownership by identity", func() {
 		Expect(eventNotes(ns, "front", "OwnershipMigrated")).To(BeEmpty())
 	})
 
-	It("refuses a second owner of the proxy Service: the InferenceService keeps its Service and selector", func() {
+	It("refuses a second owner of the proxy Service: the InferenceService keeps its Service and selector [O11]", func() {
 		startOperator(ns, controllers.Config{})
 		newISVC(ns, "chat-router-proxy", nil)
 		svc := eventually(ns, "chat-router-proxy", &corev1.Service{}, func(g Gomega, s *corev1.Service) {
@@ -135,7 +135,7 @@ var _ = Describe("Ownership by identity", func() {
 		Expect(meta.IsStatusConditionFalse(isvc.Status.Conditions, inferencev1alpha1.ConditionDegraded)).To(BeTrue())
 	})
 
-	It("refuses a second owner of a cache claim: the first keeps it, and it never flips", func() {
+	It("refuses a second owner of a cache claim: the first keeps it, and it never flips [O11]", func() {
 		startOperator(ns, controllers.Config{})
 		newISVC(ns, "llama-model", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.ModelCache = &inferencev1alpha1.ModelCacheSpec{Size: ptr.To(resource.MustParse("10Gi"))}
@@ -178,7 +178,7 @@ var _ = Describe("Gateway decisions from the API server, not the cache", func() 
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("deletes the HTTPRoute a removed spec.gateway leaves, though the cache does not have it", func() {
+	It("deletes the HTTPRoute a removed spec.gateway leaves, though the cache does not have it [G3]", func() {
 		startOperatorWith(operatorOptions{namespaces: []string{ns}, cache: neverSees(&gatewayv1.HTTPRoute{})})
 		newISVC(ns, "m", withGateway(inferencev1alpha1.GatewayParentReference{Name: "gw"}))
 		eventually(ns, "m", &gatewayv1.HTTPRoute{}, func(g Gomega, r *gatewayv1.HTTPRoute) {})
@@ -193,7 +193,7 @@ var _ = Describe("Gateway decisions from the API server, not the cache", func() 
 		})
 	})
 
-	It("never reports GatewayReady=True for an HTTPRoute generation no Gateway has reported on", func() {
+	It("never reports GatewayReady=True for an HTTPRoute generation no Gateway has reported on [G2]", func() {
 		startOperator(ns, controllers.Config{})
 		newISVC(ns, "m", withGateway(inferencev1alpha1.GatewayParentReference{Name: "gw"}))
 		eventually(ns, "m", &gatewayv1.HTTPRoute{}, func(g Gomega, r *gatewayv1.HTTPRoute) {})
@@ -236,7 +236,7 @@ var _ = Describe("Gateway decisions from the API server, not the cache", func() 
 })
 
 var _ = Describe("The legacy migration's entry", func() {
-	It("is never empty, so no before-first-apply co-owner appears when desired and live share no field", func() {
+	It("is never empty, so no before-first-apply co-owner appears when desired and live share no field [O14]", func() {
 		ns := newNamespace()
 		live := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}, Data: map[string]string{"old": "1"}}
 		Expect(k8sClient.Create(suiteCtx, live, client.FieldOwner("manager"))).To(Succeed())
@@ -255,7 +255,7 @@ var _ = Describe("The legacy migration's entry", func() {
 })
 
 var _ = Describe("A Model's cache claim asked for two sizes", func() {
-	It("keeps the largest: the smaller InferenceService is not Degraded and the request never flips", func() {
+	It("keeps the largest: the smaller InferenceService is not Degraded and the request never flips [M7]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
 		newModel(ns, "llama", nil)
@@ -289,7 +289,7 @@ var _ = Describe("A Model's cache claim asked for two sizes", func() {
 })
 
 var _ = Describe("Caches bounded to what the operator owns", func() {
-	It("labels what it writes, caches only that, and labels an object written before the label", func() {
+	It("labels what it writes, caches only that, and labels an object written before the label [O12]", func() {
 		ns := newNamespace()
 		By("an older operator's Service of the InferenceService, without the label")
 		isvc := newISVC(ns, "old", nil)
@@ -324,7 +324,7 @@ var _ = Describe("Caches bounded to what the operator owns", func() {
 })
 
 var _ = Describe("Drift repair", func() {
-	It("repairs within the resync period a change no event carries, and writes nothing when nothing drifted", func() {
+	It("repairs within the resync period a change no event carries, and writes nothing when nothing drifted [O13, O5]", func() {
 		ns := newNamespace()
 		// A cache blind to Services: the person's edit below reaches the operator by no event.
 		op := startOperatorWith(operatorOptions{namespaces: []string{ns}, cache: neverSees(&corev1.Service{}),

@@ -98,14 +98,14 @@ var _ = Describe("InferenceService reconciler", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("keeps pod metadata ownership in managedFields through the whole lifecycle", func() {
+	It("keeps pod metadata ownership in managedFields through the whole lifecycle [O1, O2, O5]", func() {
 		op := startOperator(ns, controllers.Config{})
 		newISVC(ns, "foo", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.PodLabels = map[string]inferencev1alpha1.LabelValue{"team": "a", "tier": "gold"}
 			i.Spec.PodAnnotations = map[string]string{"example.com/owner": "alice"}
 		})
 
-		By("rule 1: the spec's keys reach the pod template")
+		By("O1: the spec's keys reach the pod template")
 		d := eventuallyDeployment(ns, "foo", func(g Gomega, d *appsv1.Deployment) {
 			g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("team", "a"))
 			g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("tier", "gold"))
@@ -122,11 +122,11 @@ var _ = Describe("InferenceService reconciler", func() {
 		}).Should(Succeed())
 		Expect(svc.Spec.Selector).To(Equal(map[string]string{"app": "foo", "inference.llmkube.dev/service": "foo"}))
 
-		By("rule 3: other tools add their keys")
+		By("O2: other tools add their keys")
 		before := reconciles(isvcController)
 		otherToolsWrite(ns, "foo")
 
-		By("rule 7: an unchanged spec writes nothing")
+		By("O5: an unchanged spec writes nothing")
 		settle(isvcController, before, 1) // the other tools' writes woke the operator
 		d = deployment(ns, "foo")
 		mark := op.mark()
@@ -139,7 +139,7 @@ var _ = Describe("InferenceService reconciler", func() {
 		Expect(after.Generation).To(Equal(d.Generation))
 		expectOtherToolsKeys(Default, after)
 
-		By("rule 2: removing keys without changing any value removes them from the template")
+		By("O1: removing keys without changing any value removes them from the template")
 		editISVC(ns, "foo", func(i *inferencev1alpha1.InferenceService) {
 			delete(i.Spec.PodLabels, "tier")
 			i.Spec.PodAnnotations = nil
@@ -168,7 +168,7 @@ var _ = Describe("InferenceService reconciler", func() {
 		}
 	})
 
-	It("changes the template when a value changes (rule 1)", func() {
+	It("changes the template when a value changes [O1]", func() {
 		startOperator(ns, controllers.Config{})
 		newISVC(ns, "val", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.PodLabels = map[string]inferencev1alpha1.LabelValue{"team": "a"}
@@ -183,7 +183,7 @@ var _ = Describe("InferenceService reconciler", func() {
 		Expect(d2.Generation).To(BeNumerically(">", d.Generation))
 	})
 
-	It("lets operator labels win and user annotations win, and hands an override back (rules 4 and 5)", func() {
+	It("lets operator labels win and user annotations win, and hands an override back [O3, O4, O7]", func() {
 		startOperator(ns, controllers.Config{})
 		By("an operator label key is refused at admission, not silently dropped")
 		refused := &inferencev1alpha1.InferenceService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "prec"},
@@ -263,7 +263,7 @@ var _ = Describe("InferenceService reconciler", func() {
 		}, "9000"),
 	)
 
-	It("leaves replicas to the autoscaler once it has written them", func() {
+	It("leaves replicas to the autoscaler once it has written them [O6]", func() {
 		op := startOperator(ns, controllers.Config{})
 		newISVC(ns, "hpa", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.Replicas = nil
@@ -309,7 +309,7 @@ var _ = Describe("InferenceService reconciler", func() {
 		}).Should(BeTrue())
 	})
 
-	It("reports status with server-side apply under the same field manager", func() {
+	It("reports status with server-side apply under the same field manager [O7, O8]", func() {
 		startOperator(ns, controllers.Config{})
 		newISVC(ns, "st", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.Endpoint = &inferencev1alpha1.EndpointSpec{Port: ptr.To[int32](9000), Path: ptr.To("/v1")}
@@ -348,7 +348,7 @@ var _ = Describe("InferenceService reconciler", func() {
 		}).WithTimeout(time.Second).Should(Equal("true"))
 	})
 
-	It("reports an apply the API server rejects as Degraded with a Warning Event, and keeps the running Deployment", func() {
+	It("reports an apply the API server rejects as Degraded with a Warning Event, and keeps the running Deployment [F1]", func() {
 		startOperator(ns, controllers.Config{})
 		newISVC(ns, "bad", func(i *inferencev1alpha1.InferenceService) { i.Spec.Image = ptr.To("example.com/good:1") })
 		good := eventuallyDeployment(ns, "bad", func(g Gomega, d *appsv1.Deployment) {

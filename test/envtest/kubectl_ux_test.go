@@ -27,7 +27,7 @@ import (
 // What a user sees with kubectl: every printer column filled, and field docs that read as a
 // manual (no maintainer notes, no line broken inside a sentence).
 var _ = Describe("What kubectl shows", func() {
-	It("fills every column of kubectl get -o wide for both kinds, READY as ready/desired and BACKENDS as resolved/total", func() {
+	It("fills every column of kubectl get -o wide for both kinds, READY as ready/desired and BACKENDS as resolved/total [F9]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
 		// With spec.gateway, so that the wide-only GATEWAY column has a value too (it stays blank for an
@@ -61,7 +61,7 @@ var _ = Describe("What kubectl shows", func() {
 		Eventually(func() map[string]string { return getWide(ns, "isvc") }).Should(HaveKeyWithValue("READY", "0/3"))
 	})
 
-	It("scales an InferenceService with kubectl scale, through the scale subresource an HPA may target too", func() {
+	It("scales an InferenceService with kubectl scale, through the scale subresource an HPA may target too [F9]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
 		newISVC(ns, "llama", nil)
@@ -81,7 +81,7 @@ var _ = Describe("What kubectl shows", func() {
 			Should(ContainElement(ContainSubstring("runtime pods wanted: 3, was 1")))
 	})
 
-	It("kubectl llmkube diff exits like kubectl diff: 0 nothing to do, 1 something would change, 2 on an error", func() {
+	It("kubectl llmkube diff exits like kubectl diff: 0 nothing to do, 1 something would change, 2 on an error [P3]", func() {
 		ns := newNamespace()
 		op := startOperator(ns, controllers.Config{})
 		newISVC(ns, "llama", nil)
@@ -112,7 +112,7 @@ var _ = Describe("What kubectl shows", func() {
 		{"mr", "modelrouters.inference.llmkube.dev", reflect.TypeFor[inferencev1alpha1.ModelRouter]()},
 		{"mdl", "models.inference.llmkube.dev", reflect.TypeFor[inferencev1alpha1.Model]()},
 	} {
-		It("documents every field of "+kind.resource+" for users: a description, no maintainer note, no line broken inside a sentence", func() {
+		It("[F9] documents every field of "+kind.resource+" for users: a description, no maintainer note, no line broken inside a sentence", func() {
 			out, err := kubectl("", "get", "crd", kind.crd, "-o", "jsonpath={.spec.versions[0].schema.openAPIV3Schema}")
 			Expect(err).NotTo(HaveOccurred())
 			var root schemaNode

@@ -23,7 +23,7 @@ import (
 // The Deployments the operator writes pass kube-score as the chart does, with the same ignore
 // list (hack/kube-score.ignore): what is read back from the API server, defaults filled in.
 var _ = Describe("kube-score", func() {
-	It("scores the Deployments of an InferenceService and a ModelRouter clean", func() {
+	It("scores the Deployments of an InferenceService and a ModelRouter clean [H5]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
 		// Resources and a non-root security context, as a production InferenceService sets them.

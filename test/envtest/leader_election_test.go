@@ -52,7 +52,7 @@ var _ = Describe("Leader election outside a cluster", Ordered, func() {
 		return s
 	}
 
-	It("elects one leader among two binaries given --leader-election-namespace: the Lease is there, the other waits and writes nothing", func() {
+	It("elects one leader among two binaries given --leader-election-namespace: the Lease is there, the other waits and writes nothing [F3]", func() {
 		ns := newNamespace()
 		args := []string{"--leader-elect", "--leader-election-namespace=" + ns, "--watch-namespaces=" + ns}
 		a := start(args...)
@@ -79,7 +79,7 @@ var _ = Describe("Leader election outside a cluster", Ordered, func() {
 		Expect(*current.Spec.HolderIdentity).To(Equal(*lease.Spec.HolderIdentity), "the first replica still leads")
 	})
 
-	It("stops with an error that names --leader-election-namespace when --leader-elect has no namespace outside a cluster", func() {
+	It("stops with an error that names --leader-election-namespace when --leader-elect has no namespace outside a cluster [F4]", func() {
 		s := start("--leader-elect")
 		Eventually(s).WithTimeout(30 * time.Second).Should(gexec.Exit(1))
 		Expect(string(s.Err.Contents())).To(ContainSubstring("--leader-election-namespace"))

@@ -93,10 +93,10 @@ func freeAddr() string {
 	return l.Addr().String()
 }
 
-// The README's metrics table is what an operator team builds dashboards on: each row must be
+// The metrics table of docs/operations.md is what an operator team builds dashboards on: each row must be
 // served, with its labels, by the binary that owns it.
 var _ = Describe("Documented metrics, scraped from the real operator and router-proxy binaries", func() {
-	It("serves every metric of the README's table with the labels it documents", func() {
+	It("serves every metric of docs/operations.md's table with the labels it documents [F8]", func() {
 		doc, err := metricsdoc.ReadRepo(helmtool.RepoRoot())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(doc).To(HaveKey("llmkube_inferenceservices"))

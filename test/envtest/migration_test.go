@@ -79,7 +79,7 @@ var _ = Describe("Migration from the records-based operator", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("prunes what the spec dropped, keeps other tools' keys, and removes the records, in one roll", func() {
+	It("prunes what the spec dropped, keeps other tools' keys, and removes the records, in one roll [U1]", func() {
 		before := upgradeScenario(ns, "up")
 		migrated := testutil.ToFloat64(ownership.MigrationsTotal.WithLabelValues("InferenceService", "migrated"))
 
@@ -110,7 +110,7 @@ var _ = Describe("Migration from the records-based operator", func() {
 		expectOtherToolsKeys(Default, d)
 	})
 
-	It("is idempotent: a second run sends no request", func() {
+	It("is idempotent: a second run sends no request [U3]", func() {
 		upgradeScenario(ns, "idem")
 		isvc, live := desiredFor(ns, "idem")
 		desired, err := inferenceservice.Deployment(isvc, inferenceservice.Inputs{Replicas: isvc.Spec.Replicas, Ready: false})
@@ -136,7 +136,7 @@ var _ = Describe("Migration from the records-based operator", func() {
 		Expect(requests).To(Equal(1), "the second run sent a request")
 	})
 
-	It("retries when another manager writes between its read and its write, and loses nothing", func() {
+	It("retries when another manager writes between its read and its write, and loses nothing [U4]", func() {
 		upgradeScenario(ns, "race")
 		isvc, stale := desiredFor(ns, "race")
 		desired, err := inferenceservice.Deployment(isvc, inferenceservice.Inputs{Replicas: isvc.Spec.Replicas})
@@ -169,7 +169,7 @@ var _ = Describe("Migration from the records-based operator", func() {
 		Expect(managers).NotTo(HaveKey("manager"))
 	})
 
-	It("ends right when stopped right after the migration write", func() {
+	It("ends right when stopped right after the migration write [U4]", func() {
 		upgradeScenario(ns, "stop")
 		isvc, live := desiredFor(ns, "stop")
 		desired, err := inferenceservice.Deployment(isvc, inferenceservice.Inputs{Replicas: isvc.Spec.Replicas})
@@ -185,7 +185,7 @@ var _ = Describe("Migration from the records-based operator", func() {
 		expectOtherToolsKeys(Default, d)
 	})
 
-	It("never prunes an operator key a record lists, and ignores an unparseable record entry key by key", func() {
+	It("never prunes an operator key a record lists, and ignores an unparseable record entry key by key [U5]", func() {
 		newISVC(ns, "rec", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.PodLabels = map[string]inferencev1alpha1.LabelValue{"team": "a", "tier": "gold"}
 		})
@@ -215,7 +215,7 @@ var _ = Describe("Migration from the records-based operator", func() {
 		}
 	})
 
-	It("migrates router-proxy Deployments too", func() {
+	It("migrates router-proxy Deployments too [U2]", func() {
 		router := &inferencev1alpha1.ModelRouter{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "r"},
 			Spec: inferencev1alpha1.ModelRouterSpec{

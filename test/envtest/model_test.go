@@ -133,7 +133,7 @@ var _ = Describe("Model and spec.modelRef", func() {
 		op = startOperator(ns, controllers.Config{})
 	})
 
-	It("converges an LLMKube Model and InferenceService applied with kubectl apply --server-side", func() {
+	It("converges an LLMKube Model and InferenceService applied with kubectl apply --server-side [M1]", func() {
 		_, err := applyAs("gitops", llmkubePair(ns))
 		Expect(err).NotTo(HaveOccurred())
 
@@ -180,7 +180,7 @@ var _ = Describe("Model and spec.modelRef", func() {
 		Consistently(func() []string { return op.writes(from) }).WithTimeout(2 * time.Second).Should(BeEmpty())
 	})
 
-	It("rejects LLMKube's fields it does not support by name, through kubectl apply --server-side", func() {
+	It("rejects LLMKube's fields it does not support by name, through kubectl apply --server-side [M2]", func() {
 		// LLMKube's vLLM sample (config/samples/vllm-tinyllama.yaml), unchanged.
 		_, err := applyAs("gitops", fmt.Sprintf(`apiVersion: inference.llmkube.dev/v1alpha1
 kind: InferenceService
@@ -249,7 +249,7 @@ spec:
 		Expect(err.Error()).To(And(ContainSubstring("spec.hardware.gpu.memory (LLMKube) is not supported"), ContainSubstring("spec.hardware.gpu.layers (LLMKube) is not supported")))
 	})
 
-	It("gives every runtime its cache variable and lets two InferenceServices share one Model's claim", func() {
+	It("gives every runtime its cache variable and lets two InferenceServices share one Model's claim [M5]", func() {
 		newModel(ns, "qwen", func(m *inferencev1alpha1.Model) {
 			m.Spec.SourceSecretRef = &inferencev1alpha1.SecretKeyReference{Name: "hf-token"}
 			m.Spec.Hardware = &inferencev1alpha1.ModelHardware{GPU: &inferencev1alpha1.ModelGPU{Enabled: true, Count: ptr.To[int32](2), ResourceName: "nvidia.com/mig-3g.20gb"}}
@@ -297,7 +297,7 @@ spec:
 		Expect(cacheClaimOf(d)).To(Equal("shared-rwx"))
 	})
 
-	It("rolls every InferenceService of a Model when the Model changes", func() {
+	It("rolls every InferenceService of a Model when the Model changes [M4]", func() {
 		newModel(ns, "m", nil)
 		refISVC(ns, "a", "m", inferencev1alpha1.RuntimeVLLM, nil)
 		refISVC(ns, "b", "m", inferencev1alpha1.RuntimeTGI, nil)
@@ -318,7 +318,7 @@ spec:
 		})
 	})
 
-	It("holds a Model change behind the rollout gate like any template change", func() {
+	It("holds a Model change behind the rollout gate like any template change [W7]", func() {
 		newModel(ns, "m", nil)
 		refISVC(ns, "g", "m", inferencev1alpha1.RuntimeVLLM, func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.RolloutPolicy = &inferencev1alpha1.RolloutPolicy{WaitForIdle: ptr.To(true)}
@@ -341,7 +341,7 @@ spec:
 		})
 	})
 
-	It("waits for a missing Model without a Deployment, then runs it; a deleted Model leaves the Deployment as it is", func() {
+	It("waits for a missing Model without a Deployment, then runs it; a deleted Model leaves the Deployment as it is [M3]", func() {
 		refISVC(ns, "early", "later", inferencev1alpha1.RuntimeVLLM, nil)
 		Eventually(func(g Gomega) {
 			c := modelResolvedOf(g, ns, "early")
@@ -369,7 +369,7 @@ spec:
 		Expect(deployment(ns, "early").ResourceVersion).To(Equal(before.ResourceVersion), "the existing Deployment is left as it is")
 	})
 
-	It("reports a refused claim change as Degraded with what to do, without a retry loop", func() {
+	It("reports a refused claim change as Degraded with what to do, without a retry loop [M6]", func() {
 		newModel(ns, "m", nil)
 		refISVC(ns, "c", "m", inferencev1alpha1.RuntimeVLLM, func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.ModelCache = &inferencev1alpha1.ModelCacheSpec{StorageClassName: ptr.To("fast")}

@@ -99,7 +99,7 @@ var _ = Describe("ModelRouter reconciler", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("keeps the proxy's pod metadata ownership in managedFields through the whole lifecycle", func() {
+	It("keeps the proxy's pod metadata ownership in managedFields through the whole lifecycle [O1, O2]", func() {
 		op := startOperator(ns, controllers.Config{})
 		newISVC(ns, "llama", nil)
 		newRouter(ns, "r", func(r *inferencev1alpha1.ModelRouter) {
@@ -174,7 +174,7 @@ var _ = Describe("ModelRouter reconciler", func() {
 		}
 	})
 
-	It("changes the ConfigMap and not the proxy's pod template when the routing changes, and nothing on an unrelated reconcile", func() {
+	It("changes the ConfigMap and not the proxy's pod template when the routing changes, and nothing on an unrelated reconcile [R9, O5]", func() {
 		op := startOperator(ns, controllers.Config{})
 		newISVC(ns, "a", nil)
 		newRouter(ns, "rt", func(r *inferencev1alpha1.ModelRouter) {
@@ -234,7 +234,7 @@ var _ = Describe("ModelRouter reconciler", func() {
 		})
 	})
 
-	It("reports a missing backend per backend, serves the others, and resolves it when it appears", func() {
+	It("reports a missing backend per backend, serves the others, and resolves it when it appears [R17]", func() {
 		op := startOperator(ns, controllers.Config{})
 		newRouter(ns, "mb", func(r *inferencev1alpha1.ModelRouter) {
 			r.Spec.Backends = append(r.Spec.Backends, isvcBackend("local", "later"), externalBackend("keyed", "api-key"))

@@ -84,14 +84,14 @@ var _ = Describe("Owner references under OwnerReferencesPermissionEnforcement (a
 		})).To(Succeed())
 	}
 
-	It("creates the Deployment under the generated ClusterRole", func() {
+	It("creates the Deployment under the generated ClusterRole [H2]", func() {
 		runAs("granted", generatedRole())
 		Eventually(func() error {
 			return c.Get(suiteCtx, client.ObjectKey{Namespace: "granted", Name: "llm"}, &appsv1.Deployment{})
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 	})
 
-	It("reports the missing finalizers permission in status and an Event", func() {
+	It("reports the missing finalizers permission in status and an Event [F2]", func() {
 		runAs("denied", withoutFinalizers(generatedRole()))
 		Eventually(func(g Gomega) {
 			isvc := &inferencev1alpha1.InferenceService{}

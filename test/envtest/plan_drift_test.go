@@ -131,7 +131,7 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 	flags := []string{"--router-proxy-image", "registry.example.com/router-proxy:drift", "--emit-scrape-annotations"}
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("plans what was applied for every sample and generated spec, and after a spec change exactly what the operator then changes", func() {
+	It("plans what was applied for every sample and generated spec, and after a spec change exactly what the operator then changes [P2]", func() {
 		By("every sample, and specs across runtimes, models, caches, gateway, autoscaling and both backend kinds")
 		applySamples(ns)
 		for _, rt := range []inferencev1alpha1.Runtime{inferencev1alpha1.RuntimeVLLM, inferencev1alpha1.RuntimeTGI, inferencev1alpha1.RuntimeSGLang, inferencev1alpha1.RuntimeGeneric} {
@@ -314,7 +314,7 @@ var _ = Describe("one plan: the reproduced drifts of the old preview", func() {
 		Expect(code).To(Equal(0))
 	})
 
-	It("a missing Model: diff plans no Deployment and no claim, and says the Model is missing", func() {
+	It("a missing Model: diff plans no Deployment and no claim, and says the Model is missing [P4]", func() {
 		op := startOperator(ns, controllers.Config{})
 		refISVC(ns, "orphan", "nowhere", inferencev1alpha1.RuntimeVLLM, nil)
 		Eventually(func(g Gomega) {

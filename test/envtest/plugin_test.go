@@ -282,7 +282,7 @@ var _ = Describe("kubectl llmkube", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("owners: spec keys, operator keys, another tool's key, a forced conflict and an unowned key", func() {
+	It("owners: spec keys, operator keys, another tool's key, a forced conflict and an unowned key [P1]", func() {
 		op := startOperator(ns, controllers.Config{})
 		newISVC(ns, "own", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.PodLabels = map[string]inferencev1alpha1.LabelValue{"team": "a", "tier": "gold"}
@@ -376,7 +376,7 @@ spec: {template: {metadata: {labels: {team: b}}}}
 		Expect(rowOf(all.Rows, "Service", "spec.type").Owners).To(Equal([]managed.Owner{operatorApply}))
 	})
 
-	It("owners and diff say what to do when the object, the access or the CRDs are missing", func() {
+	It("owners and diff say what to do when the object, the access or the CRDs are missing [P4]", func() {
 		_, stderr, code := llmkube("owners", "isvc/nope", "-n", ns)
 		Expect(code).To(Equal(1))
 		Expect(stderr).To(ContainSubstring(`no InferenceService "nope" in namespace "` + ns + `"`))
@@ -393,7 +393,7 @@ spec: {template: {metadata: {labels: {team: b}}}}
 		Expect(stderr).To(ContainSubstring(`ask your cluster admin for get and list on inferenceservices in namespace "` + ns + `"`))
 	})
 
-	It("diff: nothing before a spec change, the change after it, nothing once the operator applied it", func() {
+	It("diff: nothing before a spec change, the change after it, nothing once the operator applied it [P2]", func() {
 		op := startOperator(ns, controllers.Config{})
 		newISVC(ns, "d", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.PodLabels = map[string]inferencev1alpha1.LabelValue{"team": "a"}
@@ -450,7 +450,7 @@ spec: {template: {metadata: {labels: {team: b}}}}
 		Expect(actions(done)).To(Equal(map[string]string{"Deployment": "unchanged", "Service": "unchanged"}))
 	})
 
-	DescribeTable("migration plan predicts exactly what the operator's migration then does",
+	DescribeTable("migration plan predicts exactly what the operator's migration then does [P5]",
 		func(adopt bool) {
 			By("objects the records-based operator left, with and without records, and a router")
 			upgradeScenario(ns, "up")

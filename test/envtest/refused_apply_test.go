@@ -77,7 +77,7 @@ func freezeConfigMap(ns, name string) (unfreeze func()) {
 }
 
 var _ = Describe("A refused apply", func() {
-	It("says a routing document did not land, rolls no router pod, and lands it once the admission policy is gone", func() {
+	It("says a routing document did not land, rolls no router pod, and lands it once the admission policy is gone [R18]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
 		newRouter(ns, "r", nil)

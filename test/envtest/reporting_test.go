@@ -71,7 +71,7 @@ func without(role *rbacv1.ClusterRole, resource string) *rbacv1.ClusterRole {
 }
 
 var _ = Describe("Failures are named for what they are", func() {
-	It("a rollout gate that cannot read EndpointSlices holds the template, converges the rest, and says what failed", func() {
+	It("a rollout gate that cannot read EndpointSlices holds the template, converges the rest, and says what failed [W6]", func() {
 		ns := newNamespace()
 		startOperatorWith(operatorOptions{namespaces: []string{ns}, restConfig: impersonating(ns, without(generatedRole(), "endpointslices"))})
 		before := gated(ns, "gate", inferencev1alpha1.RolloutPolicy{}, nil)
@@ -98,7 +98,7 @@ var _ = Describe("Failures are named for what they are", func() {
 		Expect(deployment(ns, "gate").Spec.Template).To(Equal(before.Spec.Template), "the gate could not decide: the template waits")
 	})
 
-	It("never forces a stale cached spec.replicas over the HPA's newer value", func() {
+	It("never forces a stale cached spec.replicas over the HPA's newer value [O6]", func() {
 		ns := newNamespace()
 		newISVC(ns, "hpa", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.Replicas = nil

@@ -94,7 +94,7 @@ func removeTier(ns, name string) {
 }
 
 var _ = Describe("Rollout gate and the migration shim", func() {
-	It("gates the migration's first pruning apply", func() {
+	It("gates the migration's first pruning apply [W7, U8]", func() {
 		ns := newNamespace()
 		newISVC(ns, "up", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.PodLabels = map[string]inferencev1alpha1.LabelValue{"team": "a", "tier": "gold"}
@@ -131,7 +131,7 @@ var _ = Describe("Rollout gate", func() {
 		startOperator(ns, controllers.Config{})
 	})
 
-	It("defers a pure key removal while a pod is busy, converges the rest, and rolls once when idle", func() {
+	It("defers a pure key removal while a pod is busy, converges the rest, and rolls once when idle [W1, O15]", func() {
 		before := gated(ns, "busy", inferencev1alpha1.RolloutPolicy{}, nil)
 		pod := newRuntimePod("llamacpp:requests_processing", 2)
 		endpointSlice(ns, "busy", pod.port())
@@ -180,7 +180,7 @@ var _ = Describe("Rollout gate", func() {
 		Expect(deployment(ns, "busy").Generation).To(Equal(d.Generation))
 	})
 
-	It("keeps waiting after idleTimeoutSeconds without force, and says so", func() {
+	It("keeps waiting after idleTimeoutSeconds without force, and says so [W3]", func() {
 		before := gated(ns, "noforce", inferencev1alpha1.RolloutPolicy{IdleTimeoutSeconds: ptr.To[int32](1)}, nil)
 		endpointSlice(ns, "noforce", newRuntimePod("llamacpp:requests_processing", 1).port())
 		removeTier(ns, "noforce")
@@ -192,7 +192,7 @@ var _ = Describe("Rollout gate", func() {
 		Expect(deployment(ns, "noforce").Spec.Template).To(Equal(before.Spec.Template))
 	})
 
-	It("rolls a busy runtime once idleTimeoutSeconds has passed with force", func() {
+	It("rolls a busy runtime once idleTimeoutSeconds has passed with force [W3]", func() {
 		gated(ns, "force", inferencev1alpha1.RolloutPolicy{IdleTimeoutSeconds: ptr.To[int32](1), Force: ptr.To(true)}, nil)
 		endpointSlice(ns, "force", newRuntimePod("llamacpp:requests_processing", 1).port())
 		removeTier(ns, "force")
@@ -202,7 +202,7 @@ var _ = Describe("Rollout gate", func() {
 		Eventually(func() *metav1.Condition { return rolloutDeferred(ns, "force") }).WithTimeout(10 * time.Second).Should(BeNil())
 	})
 
-	It("counts an unreachable endpoint as busy", func() {
+	It("counts an unreachable endpoint as busy [W4]", func() {
 		before := gated(ns, "gone", inferencev1alpha1.RolloutPolicy{}, nil)
 		closed := newRuntimePod("llamacpp:requests_processing", 0)
 		port := closed.port()
@@ -217,7 +217,7 @@ var _ = Describe("Rollout gate", func() {
 		Expect(deployment(ns, "gone").Spec.Template).To(Equal(before.Spec.Template))
 	})
 
-	It("does not gate another tool's template change, nor report one", func() {
+	It("does not gate another tool's template change, nor report one [W2]", func() {
 		gated(ns, "restart", inferencev1alpha1.RolloutPolicy{}, nil)
 		endpointSlice(ns, "restart", newRuntimePod("llamacpp:requests_processing", 3).port())
 		before := reconciles(isvcController)
@@ -229,7 +229,7 @@ var _ = Describe("Rollout gate", func() {
 		Expect(deployment(ns, "restart").Spec.Template.Annotations).To(HaveKeyWithValue("kubectl.kubernetes.io/restartedAt", "2026-11-30T12:00:00Z"))
 	})
 
-	It("reports a runtime without an in-flight gauge, and rolls it only with force", func() {
+	It("reports a runtime without an in-flight gauge, and rolls it only with force [W5]", func() {
 		before := gated(ns, "generic", inferencev1alpha1.RolloutPolicy{}, func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.Runtime = "generic"
 			i.Spec.Image = ptr.To("example.com/server:1")

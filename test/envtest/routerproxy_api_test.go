@@ -24,7 +24,7 @@ import (
 )
 
 var _ = Describe("router-proxy: the OpenAI API beyond chat, and token accounting", func() {
-	It("routes Responses, audio, images, rerank, score and tokenize by model, and counts tokens", func() {
+	It("routes Responses, audio, images, rerank, score and tokenize by model, and counts tokens [R3]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
 		cloud := newFakeOpenAI("cloud", upstreamOK)

@@ -279,7 +279,7 @@ func podsMetric(p *proxyProcess) float64 {
 }
 
 var _ = Describe("Router proxy balancing over InferenceService pods", func() {
-	It("runs as its own ServiceAccount that reads only EndpointSlices of its namespace, and sends to the less busy pod", func() {
+	It("runs as its own ServiceAccount that reads only EndpointSlices of its namespace, and sends to the less busy pod [R11]", func() {
 		ns := newNamespace()
 		sa := balancedRouter(ns, nil)
 
@@ -360,7 +360,7 @@ var _ = Describe("Router proxy balancing over InferenceService pods", func() {
 		Expect(string(body)).To(ContainSubstring(`llmkube_router_backend_pods{backend="local"} 3`))
 	})
 
-	It("ejects a pod that fails in a row, and retries on another pod before the rule's fallback backend", func() {
+	It("ejects a pod that fails in a row, and retries on another pod before the rule's fallback backend [R12]", func() {
 		ns := newNamespace()
 		spare := newFakeOpenAI("spare", upstreamOK)
 		sa := balancedRouter(ns, func(r *inferencev1alpha1.ModelRouter) {
@@ -397,7 +397,7 @@ var _ = Describe("Router proxy balancing over InferenceService pods", func() {
 		Expect(spare.requests()).To(HaveLen(1))
 	})
 
-	It("sends prompts that start alike to the same pod, pins a session by x-session-id, and spreads different prompts", func() {
+	It("sends prompts that start alike to the same pod, pins a session by x-session-id, and spreads different prompts [R13]", func() {
 		ns := newNamespace()
 		sa := balancedRouter(ns, func(r *inferencev1alpha1.ModelRouter) {
 			r.Spec.Proxy = &inferencev1alpha1.ProxySpec{Balancing: ptr.To(inferencev1alpha1.BalancingPrefixAffinity)}
@@ -443,7 +443,7 @@ var _ = Describe("Router proxy balancing over InferenceService pods", func() {
 		Expect(seen).To(HaveLen(1), "one session went to %v", seen)
 	})
 
-	It("keeps every request while endpoints appear, go unready and vanish, and sends none to an endpoint after the watch reported it gone", func() {
+	It("keeps every request while endpoints appear, go unready and vanish, and sends none to an endpoint after the watch reported it gone [R14]", func() {
 		ns := newNamespace()
 		sa := balancedRouter(ns, nil)
 		kubeconfig, _ := serviceAccountKubeconfig(ns, sa)
@@ -523,7 +523,7 @@ var _ = Describe("Router proxy balancing over InferenceService pods", func() {
 		GinkgoWriter.Printf("churn: %d requests, pods a=%d b=%d c=%d d=%d\n", done.Load(), a.got(), b.got(), c.got(), d.got())
 	})
 
-	It("sends to the Service URL without permission or without endpoints, and says so once in the log and a metric", func() {
+	It("sends to the Service URL without permission or without endpoints, and says so once in the log and a metric [R15]", func() {
 		ns := newNamespace()
 		service := newFakePod("service", "")
 		sa := balancedRouter(ns, nil, func(i *inferencev1alpha1.InferenceService) {

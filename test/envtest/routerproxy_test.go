@@ -94,7 +94,7 @@ var _ = Describe("router-proxy, run as the operator's Deployment specifies", fun
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("serves chat, streams without buffering, embeddings, models, fallbacks and credentials to the official OpenAI client", func() {
+	It("serves chat, streams without buffering, embeddings, models, fallbacks and credentials to the official OpenAI client [R2, R19]", func() {
 		startOperator(ns, controllers.Config{})
 		cloud := newFakeOpenAI("cloud", upstreamOK)
 		azure := newFakeOpenAI("azure", upstreamOK)
@@ -239,7 +239,7 @@ var _ = Describe("router-proxy, run as the operator's Deployment specifies", fun
 		Eventually(p.exited, 20*time.Second).Should(Receive(BeNil()))
 	})
 
-	It("answers bad input and broken upstreams with OpenAI-style errors, keeps serving, and leaks no goroutine", func() {
+	It("answers bad input and broken upstreams with OpenAI-style errors, keeps serving, and leaks no goroutine [R1]", func() {
 		startOperator(ns, controllers.Config{})
 		ok := newFakeOpenAI("ok", upstreamOK)
 		hang := newFakeOpenAI("hang", upstreamHang)

@@ -128,7 +128,7 @@ func rssOf(pid int) uint64 {
 }
 
 var _ = Describe("Router proxy under real LLM traffic", func() {
-	It("lets a generation take longer than a timeout of old, never retries a timeout on another pod, and sends it to the rule's fallback", func() {
+	It("lets a generation take longer than a timeout of old, never retries a timeout on another pod, and sends it to the rule's fallback [R6]", func() {
 		ns := newNamespace()
 		spare := newProvider("spare")
 		sa := balancedRouter(ns, func(r *inferencev1alpha1.ModelRouter) {
@@ -198,7 +198,7 @@ var _ = Describe("Router proxy under real LLM traffic", func() {
 		Expect(stream.Err()).To(HaveOccurred())
 	})
 
-	It("sends an external provider only allowlisted headers and the Secret's organization and project, and gives the client none of the provider's identity", func() {
+	It("sends an external provider only allowlisted headers and the Secret's organization and project, and gives the client none of the provider's identity [R4]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
 		cloud := newProvider("cloud")
@@ -237,7 +237,7 @@ var _ = Describe("Router proxy under real LLM traffic", func() {
 		Expect(httpResp.Header.Get("Retry-After")).To(Equal("7"))
 	})
 
-	It("accepts a client key as bearer in any case, api-key or x-api-key", func() {
+	It("accepts a client key as bearer in any case, api-key or x-api-key [R5]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
 		cloud := newProvider("cloud")
@@ -273,7 +273,7 @@ var _ = Describe("Router proxy under real LLM traffic", func() {
 		}
 	})
 
-	It("always tries a cooling backend when its fallbacks did not resolve, so it answers again once it recovered", func() {
+	It("always tries a cooling backend when its fallbacks did not resolve, so it answers again once it recovered [R7]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
 		a := newProvider("a")
@@ -297,7 +297,7 @@ var _ = Describe("Router proxy under real LLM traffic", func() {
 		Expect(resp.Choices[0].Message.Content).To(Equal("hello from a"))
 	})
 
-	It("drains a failed answer before falling back, so the connection to the failing provider is reused", func() {
+	It("drains a failed answer before falling back, so the connection to the failing provider is reused [R7]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
 		limited, spare := newProvider("limited"), newProvider("spare")
@@ -321,7 +321,7 @@ var _ = Describe("Router proxy under real LLM traffic", func() {
 		Expect(limited.conns.Load()).To(BeNumerically("<=", 2), "connections opened to the rate-limited provider for 50 fallbacks")
 	})
 
-	It("counts a dual-stack pod once, and keeps a pod's in-flight count across a readiness flap", func() {
+	It("counts a dual-stack pod once, and keeps a pod's in-flight count across a readiness flap [R16]", func() {
 		ns := newNamespace()
 		sa := balancedRouter(ns, nil)
 		kubeconfig, _ := serviceAccountKubeconfig(ns, sa)
@@ -385,7 +385,7 @@ var _ = Describe("Router proxy under real LLM traffic", func() {
 		Expect(a.got()).To(Equal(before))
 	})
 
-	It("lists the rules' model names and the backends' own models, and serves one model by id", func() {
+	It("lists the rules' model names and the backends' own models, and serves one model by id [R10]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
 		cloud := newProvider("cloud", "gpt-4o", "gpt-4o-mini", "text-embedding-3-small")
@@ -423,7 +423,7 @@ var _ = Describe("Router proxy under real LLM traffic", func() {
 		Expect(apiError(err).StatusCode).To(Equal(404))
 	})
 
-	It("holds a 4 MiB prompt once, passes it byte for byte, and allocates nothing for a declared length that does not arrive", func() {
+	It("holds a 4 MiB prompt once, passes it byte for byte, and allocates nothing for a declared length that does not arrive [R8]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
 		cloud := newProvider("cloud")
@@ -462,7 +462,7 @@ var _ = Describe("Router proxy under real LLM traffic", func() {
 })
 
 var _ = Describe("Router proxy routing changes", func() {
-	It("switches new requests to a changed document while a stream finishes on the old one, and refuses a bad document without stopping", func() {
+	It("switches new requests to a changed document while a stream finishes on the old one, and refuses a bad document without stopping [R9]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
 		a, b := newFakeOpenAI("a", upstreamOK), newFakeOpenAI("b", upstreamOK)

@@ -54,7 +54,7 @@ func podSecurityNamespace(level string) string {
 }
 
 var _ = Describe("Least privilege", func() {
-	It("watches only --watch-namespaces: objects elsewhere are never read or written", func() {
+	It("watches only --watch-namespaces: objects elsewhere are never read or written [F6]", func() {
 		inside, outside := newNamespace(), newNamespace()
 		op := startOperatorWith(operatorOptions{namespaces: []string{inside}})
 		newISVC(inside, "in", nil)
@@ -84,7 +84,7 @@ var _ = Describe("Least privilege", func() {
 		Expect(reqs).NotTo(ContainElement(MatchRegexp(`^GET /apis?/([^/]+/)?[^/]+/(deployments|services|configmaps|horizontalpodautoscalers|inferenceservices|modelrouters|secrets)$`)), "no cluster-wide list or watch")
 	})
 
-	It("never reads a Secret's data: every Secret request asks for metadata only", func() {
+	It("never reads a Secret's data: every Secret request asks for metadata only [F5]", func() {
 		ns := newNamespace()
 		op := startOperator(ns, controllers.Config{})
 		Expect(k8sClient.Create(suiteCtx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds"},
@@ -112,7 +112,7 @@ var _ = Describe("Least privilege", func() {
 			Expect(w.all()).NotTo(ContainElement(ContainSubstring("PodSecurity")), "the API server warned about the operator's writes")
 		}
 
-		It("router-proxy pods satisfy restricted", func() {
+		It("router-proxy pods satisfy restricted [F7]", func() {
 			ns := podSecurityNamespace("restricted")
 			startOperatorWith(operatorOptions{namespaces: []string{ns}, warnings: w})
 			newRouter(ns, "mr", nil)
@@ -121,7 +121,7 @@ var _ = Describe("Least privilege", func() {
 			expectNoPodSecurityWarning()
 		})
 
-		It("inference pods satisfy baseline by default, and the warning capture sees restricted's complaint", func() {
+		It("inference pods satisfy baseline by default, and the warning capture sees restricted's complaint [F7]", func() {
 			ns := podSecurityNamespace("baseline")
 			startOperatorWith(operatorOptions{namespaces: []string{ns}, warnings: w})
 			newISVC(ns, "llm", nil)
@@ -138,7 +138,7 @@ var _ = Describe("Least privilege", func() {
 			Eventually(control.all).Should(ContainElement(ContainSubstring(`would violate PodSecurity "restricted:latest"`)))
 		})
 
-		It("inference pods satisfy restricted when the InferenceService asks for non-root", func() {
+		It("inference pods satisfy restricted when the InferenceService asks for non-root [F7]", func() {
 			ns := podSecurityNamespace("restricted")
 			startOperatorWith(operatorOptions{namespaces: []string{ns}, warnings: w})
 			newISVC(ns, "pod-level", func(i *inferencev1alpha1.InferenceService) {

@@ -69,7 +69,7 @@ var _ = Describe("Upgrade from the records-based operator: every applied kind, o
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("migrates the Service: a port the legacy operator co-owns does not block a port change", func() {
+	It("migrates the Service: a port the legacy operator co-owns does not block a port change [U2]", func() {
 		isvc := newISVC(ns, "svc", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.Endpoint = &inferencev1alpha1.EndpointSpec{Port: ptr.To[int32](8080)}
 		})
@@ -94,7 +94,7 @@ var _ = Describe("Upgrade from the records-based operator: every applied kind, o
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 	})
 
-	It("migrates the HPA and a router's ConfigMap by the same code: no legacy Update entry is left", func() {
+	It("migrates the HPA and a router's ConfigMap by the same code: no legacy Update entry is left [U2]", func() {
 		isvc := newISVC(ns, "auto", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.Autoscaling = &inferencev1alpha1.AutoscalingSpec{MinReplicas: ptr.To[int32](1), MaxReplicas: 3}
 		})
@@ -116,7 +116,7 @@ var _ = Describe("Upgrade from the records-based operator: every applied kind, o
 		Expect(cm.Data).To(HaveKey("legacy.json"), "released, never deleted")
 	})
 
-	It("migrates once: another controller named manager keeps what it writes by Update afterwards", func() {
+	It("migrates once: another controller named manager keeps what it writes by Update afterwards [U3]", func() {
 		startOperator(ns, controllers.Config{})
 		newISVC(ns, "n", nil)
 		eventuallyDeployment(ns, "n", func(g Gomega, d *appsv1.Deployment) {
@@ -139,7 +139,7 @@ var _ = Describe("Upgrade from the records-based operator: every applied kind, o
 		Expect(eventNotes(ns, "n", "OwnershipMigrated")).To(BeEmpty())
 	})
 
-	It("--legacy-field-managers= (empty) means no legacy manager", func() {
+	It("--legacy-field-managers= (empty) means no legacy manager [U7]", func() {
 		newISVC(ns, "none", nil)
 		legacyReconcile(ns, "none", false)
 		startOperator(ns, controllers.Config{LegacyFieldManagers: []string{}})
@@ -151,7 +151,7 @@ var _ = Describe("Upgrade from the records-based operator: every applied kind, o
 		Expect(eventNotes(ns, "none", "OwnershipMigrated")).To(BeEmpty())
 	})
 
-	It("keeps startup protection owned on a migrated Ready Deployment; it leaves with the next roll", func() {
+	It("keeps startup protection owned on a migrated Ready Deployment; it leaves with the next roll [U6]", func() {
 		newISVC(ns, "ready", func(i *inferencev1alpha1.InferenceService) {
 			i.Spec.PodLabels = map[string]inferencev1alpha1.LabelValue{"team": "a"}
 		})

@@ -4,7 +4,7 @@ Copyright 2026 The LLMKube Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package metricsdoc reads the README's metrics table, so tests can hold the code and the
+// Package metricsdoc reads the metrics table of docs/operations.md, so tests can hold the code and the
 // documentation to each other.
 package metricsdoc
 
@@ -43,9 +43,12 @@ func Parse(readme string) map[string]Metric {
 	return out
 }
 
-// ReadRepo parses the README.md of the repository at root.
+// Page is the page of the repository that holds the metrics table.
+const Page = "docs/operations.md"
+
+// ReadRepo parses the metrics table of the repository at root.
 func ReadRepo(root string) (map[string]Metric, error) {
-	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(Page)))
 	if err != nil {
 		return nil, err
 	}

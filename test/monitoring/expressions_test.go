@@ -196,8 +196,9 @@ func TestRulesAndDashboardsUseRegisteredMetrics(t *testing.T) {
 	t.Logf("%d expressions checked against %d registered metric families", len(exprs), len(families))
 }
 
-// Every llmkube_ metric the operator or the proxy registers is in the README's table with the
+// Every llmkube_ metric the operator or the proxy registers is in the table of docs/operations.md with the
 // labels it has, and every metric of the table is registered.
+// Proves F8.
 func TestReadmeDocumentsEveryMetric(t *testing.T) {
 	own := newDescribing()
 	if err := controllers.RegisterMetrics(own, nil); err != nil {
@@ -221,19 +222,19 @@ func TestReadmeDocumentsEveryMetric(t *testing.T) {
 		m, ok := doc[n]
 		got := m.Labels
 		if !ok {
-			t.Errorf("%s is registered but not in the README's metrics table", n)
+			t.Errorf("%s is registered but not in the metrics table of docs/operations.md", n)
 			continue
 		}
 		a, b := append([]string(nil), labels...), append([]string(nil), got...)
 		sort.Strings(a)
 		sort.Strings(b)
 		if strings.Join(a, ",") != strings.Join(b, ",") {
-			t.Errorf("%s: the README lists labels %v, the code registers %v", n, got, labels)
+			t.Errorf("%s: docs/operations.md lists labels %v, the code registers %v", n, got, labels)
 		}
 	}
 	for n := range doc {
 		if _, ok := all[n]; !ok {
-			t.Errorf("the README's metrics table lists %s, which nothing registers", n)
+			t.Errorf("the metrics table of docs/operations.md lists %s, which nothing registers", n)
 		}
 	}
 }

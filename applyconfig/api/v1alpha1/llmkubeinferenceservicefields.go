@@ -21,7 +21,7 @@ import (
 // a type is invisible to the rules), and a client that
 // does not ask for strict field validation would see it silently dropped. The rules that reject
 // them sit on the struct that embeds each group (InferenceServiceSpec, ResourceSpec, ModelKindSpec,
-// ModelHardware, ModelGPU). The README's LLMKube table lists every field.
+// ModelHardware, ModelGPU). docs/models.md lists every field.
 // LLMKubeInferenceServiceFields are LLMKube's fields of spec that admission rejects.
 type LLMKubeInferenceServiceFieldsApplyConfiguration struct {
 	// contextSize is LLMKube's field for the llama.cpp context size. It is not supported: admission rejects it with a message that says what to use instead.

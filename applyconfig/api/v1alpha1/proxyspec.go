@@ -21,7 +21,7 @@ type ProxySpecApplyConfiguration struct {
 	Replicas *int32 `json:"replicas,omitempty"`
 	// image is the container image of the proxy. Defaults to ghcr.io/llmkube/router-proxy:latest. At most 1024 characters.
 	Image *string `json:"image,omitempty"`
-	// resources is the CPU and memory of the proxy container. Defaults to 100m CPU and 256Mi of memory (README "ModelRouter proxy" says what a concurrency and prompt size need).
+	// resources is the CPU and memory of the proxy container. Defaults to 100m CPU and 256Mi of memory (docs/router.md, "Memory", says what a concurrency and prompt size need).
 	Resources *ProxyResourcesApplyConfiguration `json:"resources,omitempty"`
 	// imagePullSecrets name Secrets in the same namespace that hold credentials for pulling the proxy image from a private registry.
 	ImagePullSecrets []LocalObjectReferenceApplyConfiguration `json:"imagePullSecrets,omitempty"`
