@@ -17,7 +17,6 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/internal/plugin/cluster"
-	"github.com/llmkube/operator/internal/plugin/output"
 )
 
 // registerCompletions completes -n with namespaces; kubectl asks the plugin through
@@ -81,25 +80,21 @@ func completeTargets(kube *genericclioptions.ConfigFlags, kinds ...string) cobra
 	}
 }
 
-// readTarget checks the output format, then reads the InferenceService or ModelRouter that arg
-// names (isvc/NAME, mr/NAME) with what the operator writes for it: the start of owners and diff.
-func readTarget(cmd *cobra.Command, kube *genericclioptions.ConfigFlags, format string, args []string) (*cluster.Client, cluster.Target, *cluster.Objects, error) {
-	var t cluster.Target
-	if err := output.Check(format); err != nil {
-		return nil, t, nil, err
+// selection is what a command names, in exactly one of kubectl's ways: TYPE/NAME..., TYPE
+// NAME..., -f FILE (file is "" where the command has no -f) or -A.
+func selection(cmd *cobra.Command, verb string, args []string, file string, all bool) (cluster.Selection, error) {
+	forms := "TYPE/NAME..., TYPE NAME... or -A"
+	if cmd.Flags().Lookup("filename") != nil {
+		forms = "TYPE/NAME..., TYPE NAME..., -f FILE or -A"
 	}
-	ts, err := cluster.ParseTargets(args)
-	if err != nil {
-		return nil, t, nil, err
+	n := 0
+	for _, given := range []bool{len(args) > 0, file != "", all} {
+		if given {
+			n++
+		}
 	}
-	if len(ts) != 1 {
-		return nil, t, nil, fmt.Errorf("name one object: TYPE/NAME or TYPE NAME")
+	if n != 1 {
+		return cluster.Selection{}, fmt.Errorf("name what to %s, in one way: %s", verb, forms)
 	}
-	t = ts[0]
-	c, err := cluster.New(kube)
-	if err != nil {
-		return nil, t, nil, err
-	}
-	objs, err := c.Target(cmd.Context(), c.Namespace, t)
-	return c, t, objs, err
+	return cluster.Selection{Args: args, File: file, Stdin: cmd.InOrStdin(), All: all}, nil
 }

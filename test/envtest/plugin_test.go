@@ -42,7 +42,7 @@ import (
 	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
-	"github.com/llmkube/operator/internal/plugin/managed"
+	"github.com/llmkube/operator/internal/plugin/owners"
 )
 
 var (
@@ -109,7 +109,7 @@ type ownersRow struct {
 	Value  string          `json:"value"`
 	Want   *string         `json:"want"`
 	Source string          `json:"source"`
-	Owners []managed.Owner `json:"owners"`
+	Owners []owners.Owner `json:"owners"`
 	Flags  []string        `json:"flags"`
 }
 
@@ -123,7 +123,7 @@ func rowOf(rows []ownersRow, part, key string) ownersRow {
 	return ownersRow{}
 }
 
-var operatorApply = managed.Owner{Manager: ownership.DefaultFieldManager, Operation: "Apply"}
+var operatorApply = owners.Owner{Manager: ownership.DefaultFieldManager, Operation: "Apply"}
 
 // planKey, planOutcome and planDoc are what the tests read of `migration plan -o json`.
 type planKey struct {
@@ -131,7 +131,7 @@ type planKey struct {
 	Key    string          `json:"key"`
 	After  *string         `json:"after"`
 	Action string          `json:"action"`
-	Owners []managed.Owner `json:"owners"`
+	Owners []owners.Owner `json:"owners"`
 }
 
 type planOutcome struct {
@@ -158,7 +158,7 @@ type planDoc struct {
 // outcomeOf is what actually happened to a Deployment's pod-template keys, in the plan's terms:
 // before is the Deployment before the operator ran, after as it is now.
 func outcomeOf(before, after *appsv1.Deployment) planOutcome {
-	idx, err := managed.NewIndex(after.ManagedFields)
+	idx, err := owners.NewIndex(after.ManagedFields)
 	Expect(err).NotTo(HaveOccurred())
 	out := planOutcome{Pruned: []string{}, Unowned: []string{}, Kept: []string{}}
 	for _, part := range []struct {
@@ -176,13 +176,13 @@ func outcomeOf(before, after *appsv1.Deployment) planOutcome {
 		}
 		for _, k := range slices.Sorted(maps.Keys(part.after)) {
 			out.Kept = append(out.Kept, part.name+":"+k)
-			owners := idx.Owners(templateKey(field, k))
-			if len(owners) == 0 {
+			who := idx.Owners(templateKey(field, k))
+			if len(who) == 0 {
 				out.Unowned = append(out.Unowned, part.name+":"+k)
-				owners = []managed.Owner{}
+				who = []owners.Owner{}
 			}
 			v := part.after[k]
-			out.Keys = append(out.Keys, planKey{Part: part.name, Key: k, After: &v, Owners: owners})
+			out.Keys = append(out.Keys, planKey{Part: part.name, Key: k, After: &v, Owners: who})
 		}
 	}
 	return out
@@ -239,7 +239,7 @@ var builtinTypes = applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
 // leaves that are gone (pruned), and the leaves someone owned before and nobody owns now
 // (released), as "field:PATH", in the plan's order.
 func fieldOutcome(kind string, before, after client.Object) (pruned, released []string) {
-	sets := func(obj client.Object) (*fieldpath.Set, *managed.Index) {
+	sets := func(obj client.Object) (*fieldpath.Set, *owners.Index) {
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		Expect(err).NotTo(HaveOccurred())
 		uu := &unstructured.Unstructured{Object: u}
@@ -248,7 +248,7 @@ func fieldOutcome(kind string, before, after client.Object) (pruned, released []
 		Expect(err).NotTo(HaveOccurred())
 		set, err := tv.ToFieldSet()
 		Expect(err).NotTo(HaveOccurred())
-		idx, err := managed.NewIndex(obj.GetManagedFields())
+		idx, err := owners.NewIndex(obj.GetManagedFields())
 		Expect(err).NotTo(HaveOccurred())
 		return set, idx
 	}
@@ -323,7 +323,7 @@ spec: {template: {metadata: {labels: {team: b}}}}
 
 		app := rowOf(report.Rows, "label", "app")
 		Expect(app.Source).To(Equal("operator"))
-		Expect(app.Owners).To(Equal([]managed.Owner{operatorApply}))
+		Expect(app.Owners).To(Equal([]owners.Owner{operatorApply}))
 		Expect(rowOf(report.Rows, "annotation", "karpenter.sh/do-not-disrupt").Source).To(Equal("operator"))
 
 		tier := rowOf(report.Rows, "label", "tier")
@@ -334,14 +334,14 @@ spec: {template: {metadata: {labels: {team: b}}}}
 
 		gitops := rowOf(report.Rows, "label", "gitops.example.com/tracked")
 		Expect(gitops.Source).To(Equal("other"))
-		Expect(gitops.Owners).To(Equal([]managed.Owner{{Manager: "argocd-controller", Operation: "Update"}}))
-		Expect(rowOf(report.Rows, "annotation", "sidecar.example.com/injected").Owners).To(Equal([]managed.Owner{{Manager: "sidecar-injector", Operation: "Apply"}}))
+		Expect(gitops.Owners).To(Equal([]owners.Owner{{Manager: "argocd-controller", Operation: "Update"}}))
+		Expect(rowOf(report.Rows, "annotation", "sidecar.example.com/injected").Owners).To(Equal([]owners.Owner{{Manager: "sidecar-injector", Operation: "Apply"}}))
 
 		team := rowOf(report.Rows, "label", "team")
 		Expect(team.Value).To(Equal("b"))
 		Expect(team.Want).To(HaveValue(Equal("a")))
 		Expect(team.Source).To(Equal("other"))
-		Expect(team.Owners).To(Equal([]managed.Owner{{Manager: "helm", Operation: "Apply"}}))
+		Expect(team.Owners).To(Equal([]owners.Owner{{Manager: "helm", Operation: "Apply"}}))
 		Expect(team.Flags).To(ConsistOf("conflict"))
 
 		orphan := rowOf(report.Rows, "label", "orphan")
@@ -373,7 +373,7 @@ spec: {template: {metadata: {labels: {team: b}}}}
 		llmkubeJSON(&all, "owners", "isvc/own", "-n", ns, "--all-fields")
 		image := rowOf(all.Rows, "Deployment", `spec.template.spec.containers[name="model-server"].image`)
 		Expect(image.Source).To(Equal("operator"))
-		Expect(rowOf(all.Rows, "Service", "spec.type").Owners).To(Equal([]managed.Owner{operatorApply}))
+		Expect(rowOf(all.Rows, "Service", "spec.type").Owners).To(Equal([]owners.Owner{operatorApply}))
 	})
 
 	It("owners and diff say what to do when the object, the access or the CRDs are missing", func() {
