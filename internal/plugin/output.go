@@ -68,6 +68,34 @@ func Data(w io.Writer, format string, v any) error {
 	return err
 }
 
+// Named is a report that lists objects in kubectl's -o name form.
+type Named interface {
+	TypedNames() []string
+}
+
+// Print writes reports in format: -o json and yaml one report as itself or, many (several
+// named, or -A, -f), a list of them as {"items": [...]}; -o name every object of every report,
+// one a line; otherwise the command's table.
+func Print[T Named](w io.Writer, format string, reports []T, many bool, table func() error) error {
+	switch format {
+	case JSON, YAML:
+		if !many && len(reports) == 1 {
+			return Data(w, format, reports[0])
+		}
+		return Data(w, format, map[string]any{"items": reports})
+	case Name:
+		for _, r := range reports {
+			for _, n := range r.TypedNames() {
+				if _, err := fmt.Fprintln(w, n); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return table()
+}
+
 // Columns writes rows under a header, aligned; an empty cell prints as "-".
 func Columns(w io.Writer, header []string, rows [][]string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

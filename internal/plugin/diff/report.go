@@ -58,6 +58,17 @@ func Reports(ctx context.Context, c *cluster.Client, objs []*cluster.Objects, op
 	return out, nil
 }
 
+// TypedNames are the objects that would change, in kubectl's -o name form.
+func (r *Report) TypedNames() []string {
+	var out []string
+	for _, o := range r.Objects {
+		if o.Action != ActionUnchanged {
+			out = append(out, o.TypedName())
+		}
+	}
+	return out
+}
+
 // Changes says whether any report has an object that would change.
 func Changes(reports []*Report) bool {
 	for _, r := range reports {
@@ -73,22 +84,10 @@ func Changes(reports []*Report) bool {
 // Print writes reports in format: unified diffs under comment lines, one report or a list of
 // them (many: -f or -A) as -o json and yaml, or -o name the objects that would change.
 func Print(w io.Writer, format string, reports []*Report, many bool) error {
-	switch format {
-	case plugin.JSON, plugin.YAML:
-		if !many && len(reports) == 1 {
-			return plugin.Data(w, format, reports[0])
-		}
-		return plugin.Data(w, format, map[string]any{"items": reports})
-	case plugin.Name:
-		for _, r := range reports {
-			for _, o := range r.Objects {
-				if o.Action != ActionUnchanged {
-					fmt.Fprintln(w, o.TypedName())
-				}
-			}
-		}
-		return nil
-	}
+	return plugin.Print(w, format, reports, many, func() error { return table(w, reports) })
+}
+
+func table(w io.Writer, reports []*Report) error {
 	for _, r := range reports {
 		for _, n := range r.notes {
 			fmt.Fprintf(w, "# %s: %s\n", r.Object, n)

@@ -116,6 +116,9 @@ func Reports(ctx context.Context, c *cluster.Client, objs []*cluster.Objects, op
 	return out, nil
 }
 
+// TypedNames are the objects the rows are of, in kubectl's -o name form.
+func (r *Report) TypedNames() []string { return r.names }
+
 // nameOf is obj as -o name prints it.
 func nameOf(obj runtime.Object) string {
 	name := ""
@@ -129,20 +132,10 @@ func nameOf(obj runtime.Object) string {
 // namespace and object (many, as with -A); -o json and yaml as the report, or a list of them
 // (many); -o name the objects the rows are of.
 func Print(w io.Writer, format string, reports []*Report, many bool) error {
-	switch format {
-	case plugin.JSON, plugin.YAML:
-		if !many && len(reports) == 1 {
-			return plugin.Data(w, format, reports[0])
-		}
-		return plugin.Data(w, format, map[string]any{"items": reports})
-	case plugin.Name:
-		for _, r := range reports {
-			for _, n := range r.names {
-				fmt.Fprintln(w, n)
-			}
-		}
-		return nil
-	}
+	return plugin.Print(w, format, reports, many, func() error { return table(w, reports, many) })
+}
+
+func table(w io.Writer, reports []*Report, many bool) error {
 	if !many && len(reports) == 1 {
 		r := reports[0]
 		fmt.Fprintf(w, "%s  Deployment %s/%s  field manager %s\n", r.Object, r.Namespace, r.Deployment, r.FieldManager)
