@@ -37,7 +37,7 @@ operator's traces cover it: see 'migration plan'), unowned, pending (the next ap
 With -A (or several objects) one table lists every object, with NAMESPACE and OBJECT columns;
 an object without a Deployment is a comment line saying why (a missing Model, the operator not
 running). -o name prints the objects the rows are of (deployment.apps/NAME; with --all-fields the
-other objects too). -o wide is refused: the table already has every column.`,
+other objects too). -o wide is refused: there is nothing wider than the table.`,
 		Example: `  kubectl llmkube owners isvc/llama -n models
   kubectl llmkube owners isvc llama chat -n models
   kubectl llmkube owners mr/chat --all-fields

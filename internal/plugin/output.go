@@ -46,9 +46,9 @@ func CheckFormat(command, format string, accepted ...string) error {
 	}
 	why := ""
 	if format == Wide {
-		why = ": its table already has every column"
+		why = ": it has nothing wider than its default output"
 	}
-	return fmt.Errorf("-o %s is not supported by %s%s; use %s, or no -o for a table", format, command, why, strings.Join(forms, ", "))
+	return fmt.Errorf("-o %s is not supported by %s%s; use %s, or no -o", format, command, why, strings.Join(forms, ", "))
 }
 
 // Data prints v as JSON (indented, fields in a fixed order) or YAML.

@@ -22,7 +22,7 @@ func TestCheckFormatRefusesWhatTheCommandDoesNotPrint(t *testing.T) {
 		}
 	}
 	err := CheckFormat("owners", Wide, JSON, YAML, Name)
-	if err == nil || !strings.Contains(err.Error(), "-o wide is not supported by owners: its table already has every column; use -o json, -o yaml, -o name") {
+	if err == nil || !strings.Contains(err.Error(), "-o wide is not supported by owners: it has nothing wider than its default output; use -o json, -o yaml, -o name, or no -o") {
 		t.Errorf("-o wide: %v", err)
 	}
 	if err := CheckFormat("migration plan", Name, JSON, YAML); err == nil || !strings.Contains(err.Error(), "-o name is not supported by migration plan") {

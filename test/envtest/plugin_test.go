@@ -429,7 +429,7 @@ spec: {template: {metadata: {labels: {team: b}}}}
 		By("-o wide is refused with what to use instead, never ignored; so is a missing target")
 		_, stderr, code = llmkube("owners", "isvc/a", "-n", ns, "-o", "wide")
 		Expect(code).To(Equal(1))
-		Expect(stderr).To(ContainSubstring("-o wide is not supported by owners: its table already has every column; use -o json, -o yaml, -o name"))
+		Expect(stderr).To(ContainSubstring("-o wide is not supported by owners: it has nothing wider than its default output; use -o json, -o yaml, -o name, or no -o"))
 		_, stderr, code = llmkube("migration", "plan", "-n", ns, "-o", "wide")
 		Expect(code).To(Equal(1))
 		Expect(stderr).To(ContainSubstring("-o wide is not supported by migration plan"))
