@@ -42,7 +42,8 @@ import (
 	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
-	"github.com/llmkube/operator/internal/plugin/owners"
+	// The plugin's reading of managedFields (Owner, Index) lives in its owners package.
+	managed "github.com/llmkube/operator/internal/plugin/owners"
 )
 
 var (
@@ -104,13 +105,13 @@ func llmkubeJSON(out any, args ...string) {
 }
 
 type ownersRow struct {
-	Part   string         `json:"part"`
-	Key    string         `json:"key"`
-	Value  string         `json:"value"`
-	Want   *string        `json:"want"`
-	Source string         `json:"source"`
-	Owners []owners.Owner `json:"owners"`
-	Flags  []string       `json:"flags"`
+	Part   string          `json:"part"`
+	Key    string          `json:"key"`
+	Value  string          `json:"value"`
+	Want   *string         `json:"want"`
+	Source string          `json:"source"`
+	Owners []managed.Owner `json:"owners"`
+	Flags  []string        `json:"flags"`
 }
 
 func rowOf(rows []ownersRow, part, key string) ownersRow {
@@ -123,15 +124,15 @@ func rowOf(rows []ownersRow, part, key string) ownersRow {
 	return ownersRow{}
 }
 
-var operatorApply = owners.Owner{Manager: ownership.DefaultFieldManager, Operation: "Apply"}
+var operatorApply = managed.Owner{Manager: ownership.DefaultFieldManager, Operation: "Apply"}
 
 // planKey, planOutcome and planDoc are what the tests read of `migration plan -o json`.
 type planKey struct {
-	Part   string         `json:"part"`
-	Key    string         `json:"key"`
-	After  *string        `json:"after"`
-	Action string         `json:"action"`
-	Owners []owners.Owner `json:"owners"`
+	Part   string          `json:"part"`
+	Key    string          `json:"key"`
+	After  *string         `json:"after"`
+	Action string          `json:"action"`
+	Owners []managed.Owner `json:"owners"`
 }
 
 type planOutcome struct {
@@ -158,7 +159,7 @@ type planDoc struct {
 // outcomeOf is what actually happened to a Deployment's pod-template keys, in the plan's terms:
 // before is the Deployment before the operator ran, after as it is now.
 func outcomeOf(before, after *appsv1.Deployment) planOutcome {
-	idx, err := owners.NewIndex(after.ManagedFields)
+	idx, err := managed.NewIndex(after.ManagedFields)
 	Expect(err).NotTo(HaveOccurred())
 	out := planOutcome{Pruned: []string{}, Unowned: []string{}, Kept: []string{}}
 	for _, part := range []struct {
@@ -176,13 +177,13 @@ func outcomeOf(before, after *appsv1.Deployment) planOutcome {
 		}
 		for _, k := range slices.Sorted(maps.Keys(part.after)) {
 			out.Kept = append(out.Kept, part.name+":"+k)
-			who := idx.Owners(templateKey(field, k))
-			if len(who) == 0 {
+			owners := idx.Owners(templateKey(field, k))
+			if len(owners) == 0 {
 				out.Unowned = append(out.Unowned, part.name+":"+k)
-				who = []owners.Owner{}
+				owners = []managed.Owner{}
 			}
 			v := part.after[k]
-			out.Keys = append(out.Keys, planKey{Part: part.name, Key: k, After: &v, Owners: who})
+			out.Keys = append(out.Keys, planKey{Part: part.name, Key: k, After: &v, Owners: owners})
 		}
 	}
 	return out
@@ -239,7 +240,7 @@ var builtinTypes = applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
 // leaves that are gone (pruned), and the leaves someone owned before and nobody owns now
 // (released), as "field:PATH", in the plan's order.
 func fieldOutcome(kind string, before, after client.Object) (pruned, released []string) {
-	sets := func(obj client.Object) (*fieldpath.Set, *owners.Index) {
+	sets := func(obj client.Object) (*fieldpath.Set, *managed.Index) {
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		Expect(err).NotTo(HaveOccurred())
 		uu := &unstructured.Unstructured{Object: u}
@@ -248,7 +249,7 @@ func fieldOutcome(kind string, before, after client.Object) (pruned, released []
 		Expect(err).NotTo(HaveOccurred())
 		set, err := tv.ToFieldSet()
 		Expect(err).NotTo(HaveOccurred())
-		idx, err := owners.NewIndex(obj.GetManagedFields())
+		idx, err := managed.NewIndex(obj.GetManagedFields())
 		Expect(err).NotTo(HaveOccurred())
 		return set, idx
 	}
@@ -323,7 +324,7 @@ spec: {template: {metadata: {labels: {team: b}}}}
 
 		app := rowOf(report.Rows, "label", "app")
 		Expect(app.Source).To(Equal("operator"))
-		Expect(app.Owners).To(Equal([]owners.Owner{operatorApply}))
+		Expect(app.Owners).To(Equal([]managed.Owner{operatorApply}))
 		Expect(rowOf(report.Rows, "annotation", "karpenter.sh/do-not-disrupt").Source).To(Equal("operator"))
 
 		tier := rowOf(report.Rows, "label", "tier")
@@ -334,14 +335,14 @@ spec: {template: {metadata: {labels: {team: b}}}}
 
 		gitops := rowOf(report.Rows, "label", "gitops.example.com/tracked")
 		Expect(gitops.Source).To(Equal("other"))
-		Expect(gitops.Owners).To(Equal([]owners.Owner{{Manager: "argocd-controller", Operation: "Update"}}))
-		Expect(rowOf(report.Rows, "annotation", "sidecar.example.com/injected").Owners).To(Equal([]owners.Owner{{Manager: "sidecar-injector", Operation: "Apply"}}))
+		Expect(gitops.Owners).To(Equal([]managed.Owner{{Manager: "argocd-controller", Operation: "Update"}}))
+		Expect(rowOf(report.Rows, "annotation", "sidecar.example.com/injected").Owners).To(Equal([]managed.Owner{{Manager: "sidecar-injector", Operation: "Apply"}}))
 
 		team := rowOf(report.Rows, "label", "team")
 		Expect(team.Value).To(Equal("b"))
 		Expect(team.Want).To(HaveValue(Equal("a")))
 		Expect(team.Source).To(Equal("other"))
-		Expect(team.Owners).To(Equal([]owners.Owner{{Manager: "helm", Operation: "Apply"}}))
+		Expect(team.Owners).To(Equal([]managed.Owner{{Manager: "helm", Operation: "Apply"}}))
 		Expect(team.Flags).To(ConsistOf("conflict"))
 
 		orphan := rowOf(report.Rows, "label", "orphan")
@@ -373,107 +374,7 @@ spec: {template: {metadata: {labels: {team: b}}}}
 		llmkubeJSON(&all, "owners", "isvc/own", "-n", ns, "--all-fields")
 		image := rowOf(all.Rows, "Deployment", `spec.template.spec.containers[name="model-server"].image`)
 		Expect(image.Source).To(Equal("operator"))
-		Expect(rowOf(all.Rows, "Service", "spec.type").Owners).To(Equal([]owners.Owner{operatorApply}))
-	})
-
-	It("owners takes kubectl's forms: TYPE NAME, several objects, -A with NAMESPACE and OBJECT columns, -o name; -o wide is refused", func() {
-		op := startOperator(ns, controllers.Config{})
-		newISVC(ns, "a", nil)
-		newISVC(ns, "b", nil)
-		eventuallyDeployment(ns, "a", func(Gomega, *appsv1.Deployment) {})
-		eventuallyDeployment(ns, "b", func(Gomega, *appsv1.Deployment) {})
-		settle(isvcController, reconciles(isvcController), 0)
-		op.stop()
-		elsewhere := newNamespace()
-		refISVC(elsewhere, "orphan", "nowhere", inferencev1alpha1.RuntimeVLLM, nil) // no operator there: no Deployment
-
-		By("TYPE NAME NAME: one list of both, -o name the Deployments the rows are of")
-		out, stderr, code := llmkube("owners", "isvc", "a", "b", "-n", ns, "-o", "name")
-		Expect(code).To(Equal(0), stderr)
-		Expect(out).To(Equal("deployment.apps/a\ndeployment.apps/b\n"))
-
-		By("-A: every namespace, one table with NAMESPACE and OBJECT; an object without a Deployment is a note, not a failure")
-		var all struct {
-			Items []struct {
-				Object    string      `json:"object"`
-				Namespace string      `json:"namespace"`
-				Notes     []string    `json:"notes"`
-				Rows      []ownersRow `json:"rows"`
-			} `json:"items"`
-		}
-		llmkubeJSON(&all, "owners", "-A")
-		byObject := map[string]int{}
-		for i, it := range all.Items {
-			byObject[it.Namespace+"/"+it.Object] = i
-		}
-		Expect(byObject).To(HaveKey(ns + "/isvc/a"))
-		Expect(byObject).To(HaveKey(ns + "/isvc/b"))
-		Expect(byObject).To(HaveKey(elsewhere + "/isvc/orphan"))
-		Expect(rowOf(all.Items[byObject[ns+"/isvc/a"]].Rows, "label", "app").Source).To(Equal("operator"))
-		Expect(all.Items[byObject[elsewhere+"/isvc/orphan"]].Notes).To(ContainElement(ContainSubstring("Model nowhere does not exist")))
-		table, stderr, code := llmkube("owners", "-A")
-		Expect(code).To(Equal(0), stderr)
-		Expect(table).To(MatchRegexp(`(?m)^NAMESPACE\s+OBJECT\s+PART\s+KEY\s+VALUE\s+SOURCE\s+OWNERS\s+FLAGS$`))
-		Expect(table).To(MatchRegexp(`(?m)^` + ns + `\s+isvc/b\s+label\s+app\s+b\s+operator\s`))
-		Expect(table).To(ContainSubstring("# " + elsewhere + "/isvc/orphan: Model nowhere does not exist"))
-		names, stderr, code := llmkube("owners", "-A", "-o", "name")
-		Expect(code).To(Equal(0), stderr)
-		Expect(strings.Split(names, "\n")).To(ContainElements("deployment.apps/a", "deployment.apps/b"))
-
-		By("named one by one, an object without a Deployment is an error that says why")
-		_, stderr, code = llmkube("owners", "isvc/orphan", "-n", elsewhere)
-		Expect(code).To(Equal(1))
-		Expect(stderr).To(ContainSubstring("isvc/orphan: Model nowhere does not exist"))
-		Expect(stderr).NotTo(ContainSubstring("is the operator running"))
-
-		By("-o wide is refused with what to use instead, never ignored; so is a missing target")
-		_, stderr, code = llmkube("owners", "isvc/a", "-n", ns, "-o", "wide")
-		Expect(code).To(Equal(1))
-		Expect(stderr).To(ContainSubstring("-o wide is not supported by owners: it has nothing wider than its default output; use -o json, -o yaml, -o name, or no -o"))
-		_, stderr, code = llmkube("migration", "plan", "-n", ns, "-o", "wide")
-		Expect(code).To(Equal(1))
-		Expect(stderr).To(ContainSubstring("-o wide is not supported by migration plan"))
-		_, stderr, code = llmkube("owners", "-n", ns)
-		Expect(code).To(Equal(1))
-		Expect(stderr).To(ContainSubstring("name what to explain, in one way: TYPE/NAME..., TYPE NAME... or -A"))
-	})
-
-	It("owners, diff and migration plan report a missing Model or backend as that, never as a stopped operator", func() {
-		op := startOperator(ns, controllers.Config{})
-		newModel(ns, "m", nil)
-		refISVC(ns, "ref", "m", inferencev1alpha1.RuntimeVLLM, nil)
-		newRouter(ns, "r", func(r *inferencev1alpha1.ModelRouter) {
-			r.Spec.Backends = append(r.Spec.Backends, isvcBackend("gone", "missing"))
-		})
-		eventuallyDeployment(ns, "ref", func(Gomega, *appsv1.Deployment) {})
-		eventually(ns, "r-router-proxy", &appsv1.Deployment{}, func(Gomega, *appsv1.Deployment) {})
-		settle(isvcController, reconciles(isvcController), 0)
-		op.stop()
-		By("the Model is deleted after its Deployment was made: the operator leaves the Deployment as it is")
-		Expect(k8sClient.Delete(suiteCtx, &inferencev1alpha1.Model{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m"}})).To(Succeed())
-
-		table, stderr, code := llmkube("owners", "isvc/ref", "-n", ns)
-		Expect(code).To(Equal(0), stderr)
-		Expect(table).To(ContainSubstring("# Model m does not exist in namespace " + ns))
-		Expect(table).To(MatchRegexp(`label\s+app\s+ref\s+operator`), "who owns each key still holds")
-		text, _, code := llmkube("diff", "isvc/ref", "-n", ns)
-		Expect(code).To(BeNumerically("<", 2))
-		Expect(text).To(ContainSubstring("# isvc/ref: Model m does not exist in namespace " + ns))
-		plan, stderr, code := llmkube("migration", "plan", "-n", ns)
-		Expect(code).To(Equal(0), stderr)
-		Expect(plan).To(ContainSubstring("# " + ns + "/isvc/ref: Model m does not exist"))
-
-		By("a router's missing backend")
-		const note = `backend gone: InferenceService "missing" not found: the router routes nothing to it until it exists`
-		table, stderr, code = llmkube("owners", "mr/r", "-n", ns)
-		Expect(code).To(Equal(0), stderr)
-		Expect(table).To(ContainSubstring("# " + note))
-		text, _, code = llmkube("diff", "mr", "r", "-n", ns)
-		Expect(code).To(BeNumerically("<", 2))
-		Expect(text).To(ContainSubstring("# mr/r: " + note))
-		for _, out := range []string{table, text, plan} {
-			Expect(out).NotTo(ContainSubstring("is the operator running"))
-		}
+		Expect(rowOf(all.Rows, "Service", "spec.type").Owners).To(Equal([]managed.Owner{operatorApply}))
 	})
 
 	It("owners and diff say what to do when the object, the access or the CRDs are missing", func() {
