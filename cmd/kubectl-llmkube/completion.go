@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,7 +16,6 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/internal/plugin/cluster"
-	"github.com/llmkube/operator/internal/plugin/output"
 )
 
 // registerCompletions completes -n with namespaces; kubectl asks the plugin through
@@ -79,27 +77,4 @@ func completeTargets(kube *genericclioptions.ConfigFlags, kinds ...string) cobra
 		}
 		return match, cobra.ShellCompDirectiveNoFileComp
 	}
-}
-
-// readTarget checks the output format, then reads the InferenceService or ModelRouter that arg
-// names (isvc/NAME, mr/NAME) with what the operator writes for it: the start of owners and diff.
-func readTarget(cmd *cobra.Command, kube *genericclioptions.ConfigFlags, format string, args []string) (*cluster.Client, cluster.Target, *cluster.Objects, error) {
-	var t cluster.Target
-	if err := output.Check(format); err != nil {
-		return nil, t, nil, err
-	}
-	ts, err := cluster.ParseTargets(args)
-	if err != nil {
-		return nil, t, nil, err
-	}
-	if len(ts) != 1 {
-		return nil, t, nil, fmt.Errorf("name one object: TYPE/NAME or TYPE NAME")
-	}
-	t = ts[0]
-	c, err := cluster.New(kube)
-	if err != nil {
-		return nil, t, nil, err
-	}
-	objs, err := c.Target(cmd.Context(), c.Namespace, t)
-	return c, t, objs, err
 }

@@ -11,7 +11,6 @@ Licensed under the Apache License, Version 2.0.
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -22,7 +21,6 @@ import (
 
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/internal/plugin/cluster"
-	"github.com/llmkube/operator/internal/plugin/desired"
 )
 
 // exitCode is an error that ends the plugin with a given code (3: --fail-on-prune).
@@ -33,26 +31,11 @@ type exitCode struct {
 
 func (e *exitCode) Error() string { return e.msg }
 
-// operatorFlags mirror the operator's own flags that decide what it applies and migrates; they
-// must match how the operator runs for the previews to be right.
-type operatorFlags struct {
-	fieldManager          string
-	legacyFieldManagers   []string
-	emitScrapeAnnotations bool
-	routerProxyImage      string
-}
-
-func (o *operatorFlags) desired() desired.Options {
-	return desired.Options{FieldManager: o.fieldManager, EmitScrapeAnnotations: o.emitScrapeAnnotations, RouterProxyImage: o.routerProxyImage}
-}
-
-func (o *operatorFlags) legacy(adopt bool) ownership.Legacy {
-	return ownership.Legacy{FieldManagers: o.legacyFieldManagers, Adopt: adopt}
-}
-
 func newRoot(streams genericiooptions.IOStreams) *cobra.Command {
 	kube := genericclioptions.NewConfigFlags(true)
-	op := &operatorFlags{}
+	// The operator's own flags that decide what it applies and migrates; they must match how
+	// the operator runs for the previews to be right.
+	op := &cluster.Operator{}
 	root := &cobra.Command{
 		Use:   "kubectl-llmkube",
 		Short: "Explain and preview what the llmkube operator owns and applies",
@@ -74,10 +57,10 @@ operator's own flags (their defaults are the operator's defaults).`,
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	kube.AddFlags(root.PersistentFlags())
-	root.PersistentFlags().StringVar(&op.fieldManager, "field-manager", ownership.DefaultFieldManager, "The operator's --field-manager.")
-	root.PersistentFlags().StringSliceVar(&op.legacyFieldManagers, "legacy-field-managers", ownership.DefaultLegacyFieldManagers, "The operator's --legacy-field-managers (empty: none).")
-	root.PersistentFlags().BoolVar(&op.emitScrapeAnnotations, "emit-scrape-annotations", false, "The operator's --emit-scrape-annotations.")
-	root.PersistentFlags().StringVar(&op.routerProxyImage, "router-proxy-image", "", "The operator's --router-proxy-image (empty: the proxy image of the plugin's version).")
+	root.PersistentFlags().StringVar(&op.FieldManager, "field-manager", ownership.DefaultFieldManager, "The operator's --field-manager.")
+	root.PersistentFlags().StringSliceVar(&op.LegacyFieldManagers, "legacy-field-managers", ownership.DefaultLegacyFieldManagers, "The operator's --legacy-field-managers (empty: none).")
+	root.PersistentFlags().BoolVar(&op.EmitScrapeAnnotations, "emit-scrape-annotations", false, "The operator's --emit-scrape-annotations.")
+	root.PersistentFlags().StringVar(&op.RouterProxyImage, "router-proxy-image", "", "The operator's --router-proxy-image (empty: the proxy image of the plugin's version).")
 	registerCompletions(root, kube)
 
 	root.AddCommand(newOwnersCmd(kube, op), newMigrationCmd(kube, op), newDiffCmd(kube, op), newVersionCmd(kube))
@@ -97,13 +80,4 @@ func main() {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
-}
-
-// plan is what the operator would apply for the InferenceService or ModelRouter of objs: the
-// kind's own plan, read through the plugin's client.
-func (o *operatorFlags) plan(ctx context.Context, c *cluster.Client, objs *cluster.Objects) (*desired.Set, error) {
-	if objs.ISVC != nil {
-		return desired.ForInferenceService(ctx, c, c.RESTMapper(), objs.ISVC, o.desired())
-	}
-	return desired.ForModelRouter(ctx, c, objs.Router, o.desired())
 }

@@ -15,8 +15,8 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/llmkube/operator/internal/plugin"
 	"github.com/llmkube/operator/internal/plugin/cluster"
-	"github.com/llmkube/operator/internal/plugin/output"
 	"github.com/llmkube/operator/version"
 )
 
@@ -40,10 +40,8 @@ app.kubernetes.io/name=llmkube in any namespace), and whether they match: the pr
 only when the plugin runs the operator's own version of its plans.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch format {
-			case output.Table, output.JSON, output.YAML:
-			default:
-				return fmt.Errorf("-o %s: use -o json or -o yaml", format)
+			if err := plugin.CheckFormat("version", format, plugin.JSON, plugin.YAML); err != nil {
+				return err
 			}
 			r := versionReport{Plugin: version.Version}
 			if c, err := cluster.New(kube); err != nil {
@@ -65,8 +63,8 @@ only when the plugin runs the operator's own version of its plans.`,
 				}
 			}
 			r.Match = r.Operator == r.Plugin
-			if format != output.Table {
-				return output.Data(cmd.OutOrStdout(), format, r)
+			if format != plugin.Table {
+				return plugin.Data(cmd.OutOrStdout(), format, r)
 			}
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "plugin:   %s\n", r.Plugin)

@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package inferenceservice
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -19,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/ownership"
 )
 
 func spec(mutate func(*inferencev1alpha1.InferenceServiceSpec)) *inferencev1alpha1.InferenceService {
@@ -38,12 +38,8 @@ func mustDeployment(t *testing.T, i *inferencev1alpha1.InferenceService, in Inpu
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := json.Marshal(ac)
+	m, err := ownership.ToMap(ac)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}
 	return m

@@ -8,14 +8,12 @@ package ownership
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	clientgoac "k8s.io/client-go/applyconfigurations"
@@ -56,11 +54,11 @@ func (c Conflict) String() string {
 // wants to change is its own change, not a conflict. Only the main resource's managedFields
 // count; status and scale subresource entries are other writers' business.
 func DetectConflicts(tc managedfields.TypeConverter, live client.Object, desired any, manager string) ([]Conflict, error) {
-	desiredU, err := toUnstructured(desired)
+	desiredU, err := ToUnstructured(desired)
 	if err != nil {
 		return nil, fmt.Errorf("desired configuration: %w", err)
 	}
-	liveU, err := toUnstructured(live)
+	liveU, err := ToUnstructured(live)
 	if err != nil {
 		return nil, fmt.Errorf("live object: %w", err)
 	}
@@ -153,18 +151,6 @@ func valuesDiffer(live, desired *typed.TypedValue, p fieldpath.Path) (bool, erro
 		return false, err
 	}
 	return !cmp.IsSame(), nil
-}
-
-func toUnstructured(v any) (*unstructured.Unstructured, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(data); err != nil {
-		return nil, err
-	}
-	return u, nil
 }
 
 // typeConverter tries each converter in turn: the first that knows an object's kind types it.

@@ -61,7 +61,7 @@ func metaSelector() *metav1ac.LabelSelectorApplyConfiguration {
 
 func u(t *testing.T, v any) *unstructured.Unstructured {
 	t.Helper()
-	obj, err := toUnstructured(v)
+	obj, err := ToUnstructured(v)
 	if err != nil {
 		t.Fatal(err)
 	}

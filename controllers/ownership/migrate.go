@@ -148,7 +148,7 @@ var (
 // apply could never remove a key again (kubernetes/kubernetes#99003).
 func (l Legacy) Plan(live client.Object, manager string, desired runtime.ApplyConfiguration) (*Migration, error) {
 	m := &Migration{}
-	desiredU, err := applyConfigurationObject(desired)
+	desiredU, err := ToUnstructured(desired)
 	if err != nil {
 		return nil, fmt.Errorf("reading the desired object's fields: %w", err)
 	}
@@ -278,20 +278,6 @@ func adoptChildren(take, legacy, liveSet *fieldpath.Set, parent fieldpath.Path, 
 	})
 	slices.Sort(taken)
 	return taken
-}
-
-// applyConfigurationObject is what an apply configuration sends. It goes through JSON to a map,
-// not through the Go type, whose zero-valued fields would add paths the apply never sends.
-func applyConfigurationObject(ac runtime.ApplyConfiguration) (*unstructured.Unstructured, error) {
-	data, err := json.Marshal(ac)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(data); err != nil {
-		return nil, err
-	}
-	return u, nil
 }
 
 // unstructuredFieldSet is every field path of u, typed as gvk (a typed object read by the client

@@ -6,10 +6,6 @@ Licensed under the Apache License, Version 2.0.
 
 package ownership
 
-import (
-	"encoding/json"
-)
-
 // Normalize is the form in which the no-op check (OwnedEqualsDesired) compares an owned and a
 // desired apply configuration. This file is the one place that lists what that check cannot see
 // by itself, and so what it, or the builders of desired state, must smooth over:
@@ -33,12 +29,8 @@ import (
 //     builders keep it while the condition's status stays the same (meta.SetStatusCondition), and
 //     the status write deduplication ignores it (controllers/status, Writes).
 func Normalize(v any) (map[string]any, error) {
-	data, err := json.Marshal(v)
+	out, err := ToMap(v)
 	if err != nil {
-		return nil, err
-	}
-	var out map[string]any
-	if err := json.Unmarshal(data, &out); err != nil {
 		return nil, err
 	}
 	if md, ok := out["metadata"].(map[string]any); ok {

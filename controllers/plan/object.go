@@ -13,7 +13,6 @@ package plan
 
 import (
 	"context"
-	"encoding/json"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -111,17 +110,4 @@ func (o Object) GVK() schema.GroupVersionKind {
 type Deletion struct {
 	GVK schema.GroupVersionKind
 	Key client.ObjectKey
-}
-
-// ToMap is v (an apply configuration, or any API value) as the JSON map it sends.
-//
-// Note: through JSON, not through the Go type, whose zero-valued fields would add paths the apply
-// never sends. This is the one copy of that round trip.
-func ToMap(v any) (map[string]any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any{}
-	return out, json.Unmarshal(data, &out)
 }

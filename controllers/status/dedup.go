@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/llmkube/operator/controllers/ownership"
 )
 
 // Writes remembers, per object, the last status this process wrote and the resourceVersion of the
@@ -62,22 +64,17 @@ func (w *Writes) Forget(key client.ObjectKey) { w.last.Delete(key) }
 // fingerprint is desired's status without the conditions' lastTransitionTime, which a status
 // computed from a stale object sets anew each second.
 func fingerprint(desired any) ([]byte, error) {
-	data, err := json.Marshal(desired)
+	obj, err := ownership.ToMap(desired)
 	if err != nil {
 		return nil, err
 	}
-	var obj struct {
-		Status map[string]any `json:"status"`
-	}
-	if err := json.Unmarshal(data, &obj); err != nil {
-		return nil, err
-	}
-	if conds, ok := obj.Status["conditions"].([]any); ok {
+	status, _ := obj["status"].(map[string]any)
+	if conds, ok := status["conditions"].([]any); ok {
 		for _, c := range conds {
 			if m, ok := c.(map[string]any); ok {
 				delete(m, "lastTransitionTime")
 			}
 		}
 	}
-	return json.Marshal(obj.Status)
+	return json.Marshal(status)
 }

@@ -42,7 +42,8 @@ import (
 	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
-	"github.com/llmkube/operator/internal/plugin/managed"
+	// The plugin's reading of managedFields (Owner, Index) lives in its owners package.
+	managed "github.com/llmkube/operator/internal/plugin/owners"
 )
 
 var (

@@ -39,3 +39,25 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 }
+
+// kubectl's two forms name the same objects, and the caller's arguments are left as they were.
+func TestParseTargetsBothForms(t *testing.T) {
+	args := []string{"isvc", "a", "b"}
+	got, err := ParseTargets(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Target{{Kind: "InferenceService", Name: "a"}, {Kind: "InferenceService", Name: "b"}}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("TYPE NAME...: %v, want %v", got, want)
+	}
+	if args[1] != "a" {
+		t.Fatalf("the arguments were changed: %v", args)
+	}
+	if got, err := ParseTargets([]string{"isvc/a", "mr/r"}); err != nil || len(got) != 2 || got[1] != (Target{Kind: "ModelRouter", Name: "r"}) {
+		t.Fatalf("TYPE/NAME...: %v, %v", got, err)
+	}
+	if _, err := ParseTargets([]string{"isvc"}); err == nil {
+		t.Fatal("a TYPE without NAME accepted")
+	}
+}

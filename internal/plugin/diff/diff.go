@@ -21,10 +21,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/plan"
+	"github.com/llmkube/operator/internal/plugin"
 )
 
 // Actions of an object.
@@ -44,16 +47,13 @@ type Object struct {
 	// Diff is a unified diff of the live object and the dry-run result (YAML, without
 	// managedFields, resourceVersion and status); empty when unchanged.
 	Diff string `json:"diff"`
+
+	group string
 }
 
-// Changes says whether any object would change.
-func Changes(objs []Object) bool {
-	for _, o := range objs {
-		if o.Action != ActionUnchanged {
-			return true
-		}
-	}
-	return false
+// TypedName is the object as kubectl's -o name prints it: deployment.apps/NAME.
+func (o Object) TypedName() string {
+	return plugin.ObjectName(schema.GroupKind{Group: o.group, Kind: o.Kind}, o.Name)
 }
 
 // Compute diffs each object of the plan, in order, and then each deletion: what the operator's
@@ -61,7 +61,7 @@ func Changes(objs []Object) bool {
 func Compute(ctx context.Context, c client.Client, manager string, objs []plan.Object, deletions []plan.Deletion, owner metav1.Object) ([]Object, error) {
 	out := make([]Object, 0, len(objs))
 	for _, obj := range objs {
-		o := Object{Kind: obj.Kind, Namespace: obj.Key.Namespace, Name: obj.Key.Name, Action: ActionUnchanged}
+		o := Object{Kind: obj.Kind, Namespace: obj.Key.Namespace, Name: obj.Key.Name, Action: ActionUnchanged, group: obj.GVK().Group}
 		live, err := obj.Live(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
@@ -79,7 +79,7 @@ func Compute(ctx context.Context, c client.Client, manager string, objs []plan.O
 		}
 		// controller-runtime decoded the API server's answer into the apply configuration: the
 		// object after the apply.
-		after, err := plan.ToMap(obj.Desired)
+		after, err := ownership.ToMap(obj.Desired)
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +125,7 @@ func Compute(ctx context.Context, c client.Client, manager string, objs []plan.O
 		if err != nil {
 			return nil, err
 		}
-		o := Object{Kind: d.GVK.Kind, Namespace: d.Key.Namespace, Name: d.Key.Name, Action: ActionDelete}
+		o := Object{Kind: d.GVK.Kind, Namespace: d.Key.Namespace, Name: d.Key.Name, Action: ActionDelete, group: d.GVK.Group}
 		if o.Diff, err = unified(before, "", fmt.Sprintf("live/%s/%s/%s", o.Kind, o.Namespace, o.Name), "/dev/null"); err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/llmkube/operator/internal/plugin/desired"
+	"github.com/llmkube/operator/internal/plugin/cluster"
 )
 
 // LiveReader reads the live object an apply configuration names (nil when absent).
@@ -24,7 +24,7 @@ type LiveReader interface {
 
 // Candidates are the objects of set that exist, each with what the reconciler hands its
 // migration and applies afterwards; live is the Deployment (nil when absent).
-func Candidates(ctx context.Context, r LiveReader, set *desired.Set, live *appsv1.Deployment) ([]Candidate, error) {
+func Candidates(ctx context.Context, r LiveReader, set *cluster.Set, live *appsv1.Deployment) ([]Candidate, error) {
 	var out []Candidate
 	if live != nil && set.Deployment != nil {
 		out = append(out, Candidate{Owner: set.Owner, Live: live, Desired: set.Deployment,

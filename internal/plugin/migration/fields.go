@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package migration
 
 import (
-	"encoding/json"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,8 +14,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/llmkube/operator/controllers/ownership"
-	"github.com/llmkube/operator/internal/plugin/managed"
-	"github.com/llmkube/operator/internal/plugin/paths"
+	"github.com/llmkube/operator/internal/plugin/owners"
 )
 
 var (
@@ -37,7 +35,7 @@ var (
 
 // otherFields adds a row for every field other than a pod-template key that the first apply
 // prunes, or that the migration releases (someone owned it before, nobody does afterwards).
-func otherFields(out *Outcome, migrated, after *unstructured.Unstructured, beforeIdx, afterIdx *managed.Index) error {
+func otherFields(out *Outcome, migrated, after *unstructured.Unstructured, beforeIdx, afterIdx *owners.Index) error {
 	beforeSet, err := fieldSet(migrated)
 	if err != nil {
 		return err
@@ -60,7 +58,7 @@ func otherFields(out *Outcome, migrated, after *unstructured.Unstructured, befor
 		}
 		id := PartField + ":" + strings.TrimPrefix(p.String(), ".")
 		out.Pruned = append(out.Pruned, id)
-		out.Keys = append(out.Keys, Key{Part: PartField, Key: strings.TrimPrefix(p.String(), "."), Value: valueAt(migrated, p), Action: ActionPrune, Owners: []managed.Owner{}})
+		out.Keys = append(out.Keys, Key{Part: PartField, Key: strings.TrimPrefix(p.String(), "."), Value: valueAt(migrated, p), Action: ActionPrune, Owners: []owners.Owner{}})
 	})
 	afterSet.Leaves().Iterate(func(p fieldpath.Path) {
 		if skip(p) || len(afterIdx.Owners(p)) > 0 || len(beforeIdx.Owners(p)) == 0 {
@@ -68,7 +66,7 @@ func otherFields(out *Outcome, migrated, after *unstructured.Unstructured, befor
 		}
 		v := valueAt(after, p)
 		out.Unowned = append(out.Unowned, PartField+":"+strings.TrimPrefix(p.String(), "."))
-		out.Keys = append(out.Keys, Key{Part: PartField, Key: strings.TrimPrefix(p.String(), "."), Value: valueAt(migrated, p), After: &v, Action: ActionRelease, Owners: []managed.Owner{}})
+		out.Keys = append(out.Keys, Key{Part: PartField, Key: strings.TrimPrefix(p.String(), "."), Value: valueAt(migrated, p), After: &v, Action: ActionRelease, Owners: []owners.Owner{}})
 	})
 	return nil
 }
@@ -87,17 +85,8 @@ func fieldSet(u *unstructured.Unstructured) (*fieldpath.Set, error) {
 
 // valueAt renders the value at p.
 func valueAt(u *unstructured.Unstructured, p fieldpath.Path) string {
-	v, _ := paths.At(u.Object, p)
-	return paths.Render(v, 0)
-}
-
-func toUnstructured(ac any) (*unstructured.Unstructured, error) {
-	data, err := json.Marshal(ac)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{}
-	return u, u.UnmarshalJSON(data)
+	v, _ := owners.ValueAt(u.Object, p)
+	return owners.Render(v, 0)
 }
 
 // templatePath is the path of a pod-template label or annotation (field is labels or annotations).

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/llmkube/operator/controllers/ownership"
-	"github.com/llmkube/operator/internal/plugin/managed"
+	"github.com/llmkube/operator/internal/plugin/owners"
 )
 
 // Actions on one key or field.
@@ -83,7 +83,7 @@ type Key struct {
 	After  *string `json:"after,omitempty"`
 	Action string  `json:"action"`
 	// Owners after the first apply.
-	Owners []managed.Owner `json:"owners"`
+	Owners []owners.Owner `json:"owners"`
 }
 
 // Outcome is the state after the migration write and the first apply.
@@ -127,7 +127,7 @@ func For(c Candidate, o Options) (*Plan, error) {
 	if !o.Legacy.NeedsMigration(c.Live, o.FieldManager) {
 		return nil, nil
 	}
-	desired, err := toUnstructured(c.Desired)
+	desired, err := ownership.ToUnstructured(c.Desired)
 	if err != nil {
 		return nil, err
 	}
@@ -180,11 +180,11 @@ func outcome(c Candidate, apiVersion, kind, manager string, legacy ownership.Leg
 	if err != nil {
 		return out, nil, err
 	}
-	beforeIdx, err := managed.NewIndex(c.Live.GetManagedFields())
+	beforeIdx, err := owners.NewIndex(c.Live.GetManagedFields())
 	if err != nil {
 		return out, nil, err
 	}
-	afterIdx, err := managed.NewIndex(after.GetManagedFields())
+	afterIdx, err := owners.NewIndex(after.GetManagedFields())
 	if err != nil {
 		return out, nil, err
 	}
@@ -201,7 +201,7 @@ func outcome(c Candidate, apiVersion, kind, manager string, legacy ownership.Leg
 }
 
 // templateKeys adds a row for every pod-template label and annotation before or after the apply.
-func templateKeys(out *Outcome, migrated, after *unstructured.Unstructured, beforeIdx, afterIdx *managed.Index, manager string) {
+func templateKeys(out *Outcome, migrated, after *unstructured.Unstructured, beforeIdx, afterIdx *owners.Index, manager string) {
 	for _, part := range []struct{ name, field string }{{PartLabel, "labels"}, {PartAnnotation, "annotations"}} {
 		before, _, _ := unstructured.NestedStringMap(migrated.Object, "spec", "template", "metadata", part.field)
 		now, _, _ := unstructured.NestedStringMap(after.Object, "spec", "template", "metadata", part.field)
@@ -216,7 +216,7 @@ func templateKeys(out *Outcome, migrated, after *unstructured.Unstructured, befo
 			path := templatePath(part.field, k)
 			key := Key{Part: part.name, Key: k, Owners: afterIdx.Owners(path)}
 			if key.Owners == nil {
-				key.Owners = []managed.Owner{}
+				key.Owners = []owners.Owner{}
 			}
 			id := part.name + ":" + k
 			v, had := before[k]
@@ -236,9 +236,9 @@ func templateKeys(out *Outcome, migrated, after *unstructured.Unstructured, befo
 				key.Action = ActionAdd
 			case v != n:
 				key.Action = ActionChange
-			case managed.Owns(key.Owners, manager) && managed.Owns(beforeIdx.Owners(path), manager):
+			case owners.Owns(key.Owners, manager) && owners.Owns(beforeIdx.Owners(path), manager):
 				key.Action = ActionOperator
-			case managed.Owns(key.Owners, manager):
+			case owners.Owns(key.Owners, manager):
 				key.Action = ActionTakeOver
 				out.TakenOver = append(out.TakenOver, id)
 			case len(key.Owners) > 0:

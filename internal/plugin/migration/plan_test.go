@@ -8,7 +8,6 @@ package migration
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"testing"
 
@@ -22,7 +21,7 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/ownership"
-	"github.com/llmkube/operator/internal/plugin/desired"
+	"github.com/llmkube/operator/internal/plugin/cluster"
 )
 
 // noOthers is a cluster where only the Deployment exists.
@@ -41,9 +40,8 @@ func legacyDeployment(t *testing.T, isvc *inferencev1alpha1.InferenceService) *a
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := json.Marshal(ac)
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(data); err != nil {
+	u, err := ownership.ToUnstructured(ac)
+	if err != nil {
 		t.Fatal(err)
 	}
 	u.SetAnnotations(map[string]string{ownership.RecordLabels: "team,tier"})
@@ -76,7 +74,7 @@ func TestPlanPrunesWhatTheSpecDroppedAndKeepsOtherManagersKeys(t *testing.T) {
 		},
 	}
 	live := legacyDeployment(t, isvc)
-	set, err := desired.FromObserved(&inferenceservice.Observed{ISVC: isvc, Deployment: live}, desired.Options{FieldManager: ownership.DefaultFieldManager})
+	set, err := cluster.FromObserved(&inferenceservice.Observed{ISVC: isvc, Deployment: live}, cluster.Operator{FieldManager: ownership.DefaultFieldManager})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields/managedfieldstest"
 	"k8s.io/client-go/applyconfigurations"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/llmkube/operator/controllers/ownership"
 )
 
 // builtinTypes knows the schemas of the built-in kinds the operator applies.
@@ -69,12 +71,8 @@ func asStored(u *unstructured.Unstructured) (*unstructured.Unstructured, error) 
 // Note: no defaulting or admission runs here; both only add fields, and the prediction is about
 // what the apply removes and who owns what afterwards.
 func applyLocally(live *unstructured.Unstructured, desired any, manager string) (*unstructured.Unstructured, error) {
-	data, err := json.Marshal(desired)
+	applied, err := ownership.ToUnstructured(desired)
 	if err != nil {
-		return nil, err
-	}
-	applied := &unstructured.Unstructured{}
-	if err := applied.UnmarshalJSON(data); err != nil {
 		return nil, err
 	}
 	gvk := schema.FromAPIVersionAndKind(live.GetAPIVersion(), live.GetKind())

@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package owners
 
 import (
-	"encoding/json"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,8 +16,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
-	"github.com/llmkube/operator/internal/plugin/managed"
-	"github.com/llmkube/operator/internal/plugin/paths"
+	"github.com/llmkube/operator/controllers/ownership"
 )
 
 // maxValue bounds a value in a table cell; -o json has the same cut, so scripts compare owners,
@@ -28,7 +26,7 @@ const maxValue = 60
 // Fields lists every leaf field desired (an apply configuration of kind) sets, with its value on
 // live (nil when the object does not exist) and its owners there.
 func Fields(tc managedfields.TypeConverter, kind string, live runtime.Object, desired any, manager string) ([]Row, error) {
-	want, err := toMap(desired)
+	want, err := ownership.ToMap(desired)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +40,7 @@ func Fields(tc managedfields.TypeConverter, kind string, live runtime.Object, de
 		return nil, err
 	}
 	var have map[string]any
-	idx := &managed.Index{}
+	idx := &Index{}
 	if live != nil {
 		if have, err = runtime.DefaultUnstructuredConverter.ToUnstructured(live); err != nil {
 			return nil, err
@@ -51,7 +49,7 @@ func Fields(tc managedfields.TypeConverter, kind string, live runtime.Object, de
 		if err != nil {
 			return nil, err
 		}
-		if idx, err = managed.NewIndex(acc); err != nil {
+		if idx, err = NewIndex(acc); err != nil {
 			return nil, err
 		}
 	}
@@ -63,18 +61,18 @@ func Fields(tc managedfields.TypeConverter, kind string, live runtime.Object, de
 		}
 		owners := idx.Owners(p)
 		if owners == nil {
-			owners = []managed.Owner{}
+			owners = []Owner{}
 		}
-		w, _ := paths.At(want, p)
-		v, present := paths.At(have, p)
-		wv, lv := paths.Render(w, maxValue), paths.Render(v, maxValue)
+		w, _ := ValueAt(want, p)
+		v, present := ValueAt(have, p)
+		wv, lv := Render(w, maxValue), Render(v, maxValue)
 		r := Row{Part: kind, Key: strings.TrimPrefix(p.String(), "."), Value: lv, Want: &wv, Owners: owners}
-		others := managed.Others(owners, manager)
+		others := Others(owners, manager)
 		switch {
 		case !present:
 			r.Value, r.Source = "<absent>", SourceOperator
 			r.Flags = append(r.Flags, FlagPending)
-		case managed.Owns(owners, manager):
+		case Owns(owners, manager):
 			r.Source = SourceOperator
 		case len(owners) > 0:
 			r.Source = SourceOther
@@ -84,7 +82,7 @@ func Fields(tc managedfields.TypeConverter, kind string, live runtime.Object, de
 		}
 		if present && lv != wv && len(others) > 0 {
 			r.Flags = append(r.Flags, FlagConflict)
-			r.Note = managed.Managers(others) + " set it; the operator forces its value back on its next apply"
+			r.Note = Managers(others) + " set it; the operator forces its value back on its next apply"
 		}
 		rows = append(rows, r)
 	})
@@ -97,14 +95,4 @@ func metaOf(obj runtime.Object) ([]metav1.ManagedFieldsEntry, error) {
 		return nil, nil
 	}
 	return m.GetManagedFields(), nil
-}
-
-// toMap is the JSON form of an apply configuration: only what it sets.
-func toMap(v any) (map[string]any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]any{}
-	return out, json.Unmarshal(data, &out)
 }

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/llmkube/operator/controllers/ownership"
-	"github.com/llmkube/operator/internal/plugin/managed"
 )
 
 // Sources of a key.
@@ -52,10 +51,10 @@ type Row struct {
 	Key   string `json:"key"`
 	Value string `json:"value"`
 	// Want is the value the operator applies, when it applies the key.
-	Want   *string         `json:"want,omitempty"`
-	Source string          `json:"source"`
-	Owners []managed.Owner `json:"owners"`
-	Flags  []string        `json:"flags,omitempty"`
+	Want   *string  `json:"want,omitempty"`
+	Source string   `json:"source"`
+	Owners []Owner  `json:"owners"`
+	Flags  []string `json:"flags,omitempty"`
 	// Note says what a flag means for this row.
 	Note string `json:"note,omitempty"`
 }
@@ -64,7 +63,7 @@ type Row struct {
 type PodMetadata struct {
 	// Live is the Deployment as the API server has it.
 	Live *appsv1.Deployment
-	// Desired is what the operator applies now.
+	// Desired is what the operator applies now; nil when it applies nothing (its Model is missing).
 	Desired *appsv1ac.DeploymentApplyConfiguration
 	// SpecLabels and SpecAnnotations are the spec's podLabels and podAnnotations.
 	SpecLabels, SpecAnnotations map[string]string
@@ -80,11 +79,14 @@ var (
 // Rows lists every key of the live pod template, and every key the operator wants that is not
 // there yet, labels first, each part sorted by key.
 func (pm PodMetadata) Rows() ([]Row, error) {
-	idx, err := managed.NewIndex(pm.Live.ManagedFields)
+	idx, err := NewIndex(pm.Live.ManagedFields)
 	if err != nil {
 		return nil, err
 	}
 	var wantLabels, wantAnnotations map[string]string
+	if pm.Desired == nil {
+		pm.Desired = &appsv1ac.DeploymentApplyConfiguration{} // the operator leaves the Deployment as it is
+	}
 	if t := pm.Desired.Spec; t != nil && t.Template != nil {
 		wantLabels, wantAnnotations = t.Template.Labels, t.Template.Annotations
 	}
@@ -97,7 +99,7 @@ func (pm PodMetadata) Rows() ([]Row, error) {
 	return rows, nil
 }
 
-func (pm PodMetadata) part(part string, idx *managed.Index, parent fieldpath.Path, live, want, spec map[string]string, legacy bool, recorded []string) []Row {
+func (pm PodMetadata) part(part string, idx *Index, parent fieldpath.Path, live, want, spec map[string]string, legacy bool, recorded []string) []Row {
 	keys := slices.Sorted(maps.Keys(live))
 	for k := range want {
 		if _, ok := live[k]; !ok {
@@ -110,7 +112,7 @@ func (pm PodMetadata) part(part string, idx *managed.Index, parent fieldpath.Pat
 		key := k
 		owners := idx.Owners(append(parent.Copy(), fieldpath.PathElement{FieldName: &key}))
 		if owners == nil {
-			owners = []managed.Owner{}
+			owners = []Owner{}
 		}
 		r := Row{Part: part, Key: k, Owners: owners}
 		value, present := live[k]
@@ -122,13 +124,13 @@ func (pm PodMetadata) part(part string, idx *managed.Index, parent fieldpath.Pat
 		if s, ok := spec[k]; ok && wanted && s == w {
 			fromSpec = true
 		}
-		others := managed.Others(owners, pm.FieldManager)
-		isLegacy := func(o managed.Owner) bool {
+		others := Others(owners, pm.FieldManager)
+		isLegacy := func(o Owner) bool {
 			return o.Operation == "Update" && slices.Contains(pm.Legacy.FieldManagers, o.Manager)
 		}
 		// Before the migration the records-based operator's entry stands for the operator: a key
 		// only it owns comes from where the operator's apply would take it from.
-		onlyLegacy := legacy && len(owners) > 0 && !slices.ContainsFunc(owners, func(o managed.Owner) bool { return !isLegacy(o) })
+		onlyLegacy := legacy && len(owners) > 0 && !slices.ContainsFunc(owners, func(o Owner) bool { return !isLegacy(o) })
 		switch {
 		case !present:
 			r.Value = "<absent>"
@@ -138,18 +140,18 @@ func (pm PodMetadata) part(part string, idx *managed.Index, parent fieldpath.Pat
 			}
 			r.Flags = append(r.Flags, FlagPending)
 			r.Note = "the next apply adds it"
-		case (managed.Owns(owners, pm.FieldManager) || onlyLegacy) && fromSpec:
+		case (Owns(owners, pm.FieldManager) || onlyLegacy) && fromSpec:
 			r.Value, r.Source = value, SourceSpec
-		case managed.Owns(owners, pm.FieldManager) || onlyLegacy && wanted:
+		case Owns(owners, pm.FieldManager) || onlyLegacy && wanted:
 			r.Value, r.Source = value, SourceOperator
 		case len(owners) > 0:
 			r.Value, r.Source = value, SourceOther
 		default:
 			r.Value, r.Source = value, SourceUnowned
 		}
-		if present && wanted && value != w && slices.ContainsFunc(others, func(o managed.Owner) bool { return !isLegacy(o) }) {
+		if present && wanted && value != w && slices.ContainsFunc(others, func(o Owner) bool { return !isLegacy(o) }) {
 			r.Flags = append(r.Flags, FlagConflict)
-			r.Note = "wants " + w + "; " + managed.Managers(others) + " set " + value + " (the operator forces it back when it next applies the pod template)"
+			r.Note = "wants " + w + "; " + Managers(others) + " set " + value + " (the operator forces it back when it next applies the pod template)"
 		}
 		if legacy && (slices.Contains(recorded, k) || slices.ContainsFunc(owners, isLegacy)) {
 			r.Flags = append(r.Flags, FlagLegacy)

@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package owners
 
 import (
-	"encoding/json"
 	"slices"
 	"testing"
 
@@ -25,9 +24,8 @@ import (
 
 func toU(t *testing.T, v any) *unstructured.Unstructured {
 	t.Helper()
-	data, _ := json.Marshal(v)
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(data); err != nil {
+	u, err := ownership.ToUnstructured(v)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return u

@@ -4,13 +4,11 @@ Copyright 2026 The LLMKube Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package desired is what the operator would apply for an InferenceService or a ModelRouter as the
-// cluster is now: the kinds' own Observe and PlanFor (the functions the reconcilers call), read
-// through the plugin's API client instead of the operator's cache. It adds nothing of its own.
-package desired
+package cluster
 
 import (
 	"context"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -22,14 +20,26 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/modelrouter"
+	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/plan"
 )
 
-// Options are the operator's flags that shape what it applies.
-type Options struct {
+// This file is what the operator would apply for an InferenceService or a ModelRouter as the
+// cluster is now: the kinds' own Observe and PlanFor (the functions the reconcilers call), read
+// through the plugin's API client instead of the operator's cache. It adds nothing of its own.
+
+// Operator are the operator's flags that decide what it applies and migrates: the previews are
+// right only when they match how the operator runs.
+type Operator struct {
 	FieldManager          string
+	LegacyFieldManagers   []string
 	EmitScrapeAnnotations bool
 	RouterProxyImage      string
+}
+
+// Legacy is the operator's migration of the records-based operator's traces.
+func (o Operator) Legacy(adopt bool) ownership.Legacy {
+	return ownership.Legacy{FieldManagers: o.LegacyFieldManagers, Adopt: adopt}
 }
 
 // Set is the plan of one InferenceService or ModelRouter, in the shape the plugin's commands use.
@@ -38,11 +48,14 @@ type Set struct {
 	Owner string
 	// Blocked is why the plan has no Deployment (ModelNotFound), with BlockedMessage; "" otherwise.
 	Blocked, BlockedMessage string
+	// Unresolved are a ModelRouter's backends it routes nothing to, each with why ("backend
+	// local: InferenceService "llama" not found").
+	Unresolved []string
 	// Deployment is what the reconciler hands the migration of the live Deployment (what it
 	// applies when there is none); nil when Blocked.
 	Deployment *appsv1ac.DeploymentApplyConfiguration
 	// Apply is the Deployment the reconciler applies when live (nil: absent) is the Deployment
-	// then, e.g. right after the migration.
+	// then, e.g. right after the migration; nil when Blocked.
 	Apply func(live *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error)
 	// Before and After are the objects applied before and after the Deployment.
 	Before, After []plan.Object
@@ -52,9 +65,18 @@ type Set struct {
 	SpecLabels, SpecAnnotations map[string]string
 }
 
+// Plan is what the operator would apply for the InferenceService or ModelRouter of objs, read
+// through c.
+func (c *Client) Plan(ctx context.Context, objs *Objects, op Operator) (*Set, error) {
+	if objs.ISVC != nil {
+		return ForInferenceService(ctx, c, c.RESTMapper(), objs.ISVC, op)
+	}
+	return ForModelRouter(ctx, c, objs.Router, op)
+}
+
 // ForInferenceService reads what the plan of isvc depends on through c (and, for spec.gateway,
 // which kinds the API server serves through mapper), and plans it.
-func ForInferenceService(ctx context.Context, c client.Reader, mapper meta.RESTMapper, isvc *inferencev1alpha1.InferenceService, o Options) (*Set, error) {
+func ForInferenceService(ctx context.Context, c client.Reader, mapper meta.RESTMapper, isvc *inferencev1alpha1.InferenceService, op Operator) (*Set, error) {
 	obs, err := inferenceservice.Observe(ctx, c, isvc)
 	if err != nil {
 		return nil, err
@@ -68,13 +90,13 @@ func ForInferenceService(ctx context.Context, c client.Reader, mapper meta.RESTM
 			}
 		}
 	}
-	return FromObserved(obs, o)
+	return FromObserved(obs, op)
 }
 
 // FromObserved is the plan of what was observed.
-func FromObserved(obs *inferenceservice.Observed, o Options) (*Set, error) {
+func FromObserved(obs *inferenceservice.Observed, op Operator) (*Set, error) {
 	isvc := obs.ISVC
-	p, err := inferenceservice.PlanFor(obs, inferenceservice.Flags{FieldManager: o.FieldManager, EmitScrapeAnnotations: o.EmitScrapeAnnotations})
+	p, err := inferenceservice.PlanFor(obs, inferenceservice.Flags{FieldManager: op.FieldManager, EmitScrapeAnnotations: op.EmitScrapeAnnotations})
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +113,7 @@ func FromObserved(obs *inferenceservice.Observed, o Options) (*Set, error) {
 		s.SpecLabels[k] = string(v)
 	}
 	if p.HasDeployment() {
-		s.Deployment, err = p.Deployment(nil, o.FieldManager)
+		s.Deployment, err = p.Deployment(nil, op.FieldManager)
 		if obs.Deployment != nil && err == nil {
 			s.Deployment, err = p.MigrationTarget(obs.Deployment)
 		}
@@ -99,19 +121,19 @@ func FromObserved(obs *inferenceservice.Observed, o Options) (*Set, error) {
 			return nil, err
 		}
 		s.Apply = func(live *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error) {
-			return p.Deployment(live, o.FieldManager)
+			return p.Deployment(live, op.FieldManager)
 		}
 	}
 	return s, nil
 }
 
 // ForModelRouter reads what the plan of router depends on through c, and plans it.
-func ForModelRouter(ctx context.Context, c client.Reader, router *inferencev1alpha1.ModelRouter, o Options) (*Set, error) {
+func ForModelRouter(ctx context.Context, c client.Reader, router *inferencev1alpha1.ModelRouter, op Operator) (*Set, error) {
 	obs, err := modelrouter.Observe(ctx, c, router)
 	if err != nil {
 		return nil, err
 	}
-	p, err := modelrouter.PlanFor(obs, modelrouter.Flags{EmitScrapeAnnotations: o.EmitScrapeAnnotations, Image: o.RouterProxyImage})
+	p, err := modelrouter.PlanFor(obs, modelrouter.Flags{EmitScrapeAnnotations: op.EmitScrapeAnnotations, Image: op.RouterProxyImage})
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +148,11 @@ func ForModelRouter(ctx context.Context, c client.Reader, router *inferencev1alp
 		SpecLabels:      map[string]string{},
 		SpecAnnotations: map[string]string{},
 	}
+	for _, r := range p.Resolutions {
+		if !r.Resolved {
+			s.Unresolved = append(s.Unresolved, fmt.Sprintf("backend %s: %s", r.Backend.Name, r.Message))
+		}
+	}
 	if proxy := router.Spec.Proxy; proxy != nil {
 		for k, v := range proxy.PodLabels {
 			s.SpecLabels[k] = string(v)
@@ -133,6 +160,19 @@ func ForModelRouter(ctx context.Context, c client.Reader, router *inferencev1alp
 		s.SpecAnnotations = proxy.PodAnnotations
 	}
 	return s, nil
+}
+
+// Notes are what the user must know beside the objects: why the plan has no Deployment, which
+// backends a router routes nothing to. One line each, for a table's comment lines.
+func (s *Set) Notes() []string {
+	var out []string
+	if s.Blocked != "" {
+		out = append(out, s.BlockedMessage)
+	}
+	for _, u := range s.Unresolved {
+		out = append(out, u+": the router routes nothing to it until it exists")
+	}
+	return out
 }
 
 // Others are the objects other than the Deployment, in apply order.

@@ -4,18 +4,19 @@ Copyright 2026 The LLMKube Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package managed reads an object's managedFields as "who owns this path": one decoded field set
-// per entry, so that a table of many keys decodes each entry once.
-package managed
+package owners
+
+// This file reads an object's managedFields as "who owns this path": one decoded field set per
+// entry, so that a table of many keys decodes each entry once.
 
 import (
 	"slices"
 	"strings"
 
-	"github.com/llmkube/operator/controllers/ownership"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/llmkube/operator/controllers/ownership"
 )
 
 // Owner is one managedFields entry that owns a field.

@@ -4,9 +4,10 @@ Copyright 2026 The LLMKube Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Package paths reads the value at a structured-merge-diff field path (as managedFields name
-// fields) in an unstructured object.
-package paths
+package owners
+
+// This file reads the value at a structured-merge-diff field path (as managedFields name fields)
+// in an unstructured object.
 
 import (
 	"encoding/json"
@@ -15,8 +16,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
-// At reads the value at p in an unstructured object.
-func At(obj any, p fieldpath.Path) (any, bool) {
+// ValueAt reads the value at p in an unstructured object.
+func ValueAt(obj any, p fieldpath.Path) (any, bool) {
 	cur := obj
 	for _, pe := range p {
 		switch {
