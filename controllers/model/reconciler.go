@@ -112,18 +112,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.List(ctx, users, client.InNamespace(m.Namespace), client.MatchingFields{inferenceservice.ModelRefIndex: m.Name}); err != nil {
 		return ctrl.Result{}, ownership.Fail("InferenceService", req.NamespacedName, ownership.StepRead, err)
 	}
-	desired := Status(m, users.Items)
-	pending, fp, err := r.statusWrites.Pending(req.NamespacedName, m.ResourceVersion, desired)
-	if err != nil || pending {
-		return ctrl.Result{}, err
-	}
-	owned, err := acv1alpha1.ExtractModelStatus(m, r.Applier.FieldManager)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	sent, err := r.Applier.ApplyIfChangedStatus(ctx, owned, desired)
-	if sent && err == nil && desired.ResourceVersion != nil && *desired.ResourceVersion != m.ResourceVersion {
-		r.statusWrites.Record(req.NamespacedName, m.ResourceVersion, fp)
-	}
+	_, err := r.statusWrites.Apply(ctx, r.Applier, m, Status(m, users.Items), func() (any, error) {
+		return acv1alpha1.ExtractModelStatus(m, r.Applier.FieldManager)
+	})
 	return ctrl.Result{}, err
 }
