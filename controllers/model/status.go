@@ -77,15 +77,16 @@ func Status(m *inferencev1alpha1.Model, users []inferencev1alpha1.InferenceServi
 	})
 	meta.SetStatusCondition(&conds, ready)
 
+	// Note: the counts are sent even when zero, so kubectl get shows 0 in USED-BY and SERVING
+	// rather than an empty cell.
 	st := acv1alpha1.ModelKindStatus().
 		WithObservedGeneration(m.Generation).
 		WithPhase(phase).
+		WithInferenceServices(int32(len(names))).
+		WithReadyInferenceServices(int32(len(serving))).
 		WithConditions(status.ConditionsToApply(conds, owns)...)
 	if n := len(names); n > 0 {
-		st.WithInferenceServices(int32(n)).WithUsedBy(names[:min(n, MaxUsedBy)]...)
-	}
-	if n := len(serving); n > 0 {
-		st.WithReadyInferenceServices(int32(n))
+		st.WithUsedBy(names[:min(n, MaxUsedBy)]...)
 	}
 	return acv1alpha1.Model(m.Name, m.Namespace).WithStatus(st)
 }

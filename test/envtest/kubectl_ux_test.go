@@ -61,6 +61,28 @@ var _ = Describe("What kubectl shows", func() {
 		Eventually(func() map[string]string { return getWide(ns, "isvc") }).Should(HaveKeyWithValue("READY", "0/3"))
 	})
 
+	It("shows the Model of a modelRef InferenceService in MODEL, and a Model's users in USED-BY and SERVING", func() {
+		ns := newNamespace()
+		startOperator(ns, controllers.Config{})
+		newModel(ns, "qwen", nil)
+		eventually(ns, "qwen", &inferencev1alpha1.Model{}, func(g Gomega, m *inferencev1alpha1.Model) {
+			g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
+		})
+		Expect(getWide(ns, "mdl")).To(And(HaveKeyWithValue("USED-BY", "0"), HaveKeyWithValue("SERVING", "0"),
+			HaveKeyWithValue("PHASE", "Pending"), HaveKeyWithValue("REASON", "NotInUse")), "zero users show as 0, not as an empty cell")
+
+		refISVC(ns, "chat", "qwen", inferencev1alpha1.RuntimeVLLM, nil)
+		eventually(ns, "chat", &inferencev1alpha1.InferenceService{}, func(g Gomega, o *inferencev1alpha1.InferenceService) {
+			g.Expect(o.Status.ObservedGeneration).To(Equal(o.Generation))
+		})
+		out, err := kubectl("", "get", "isvc", "-n", ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(MatchRegexp(`(?m)^NAME\s+RUNTIME\s+MODEL\s`))
+		Expect(out).To(MatchRegexp(`(?m)^chat\s+vllm\s+qwen\s`), "MODEL is the Model spec.modelRef names")
+		Eventually(func() map[string]string { return getWide(ns, "mdl") }).Should(And(
+			HaveKeyWithValue("USED-BY", "1"), HaveKeyWithValue("SERVING", "0"), HaveKeyWithValue("REASON", "Loading")))
+	})
+
 	It("scales an InferenceService with kubectl scale, through the scale subresource an HPA may target too", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
