@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package controllers
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -84,6 +85,9 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 	prober := rollout.NewProber(mgr.GetAPIReader())
 	if cfg.ProbeTransport != nil {
 		prober.HTTP.Transport = cfg.ProbeTransport
+	}
+	if err := inferenceservice.IndexModelRef(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
 	}
 	if err := (&inferenceservice.Reconciler{
 		Client:                mgr.GetClient(),

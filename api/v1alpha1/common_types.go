@@ -23,6 +23,9 @@ const (
 	// ConditionModelResolved is True when the Model an InferenceService names in spec.modelRef
 	// exists.
 	ConditionModelResolved = "ModelResolved"
+	// ConditionAccepted is True when the operator saw an object's spec, which admission already
+	// validated (a Model).
+	ConditionAccepted = "Accepted"
 )
 
 // Phase is a one-word summary of an object's state for `kubectl get`; conditions carry the detail.

@@ -150,7 +150,7 @@ type ModelResources struct {
 
 // ModelKindStatus is the state of a Model as the operator last observed it.
 type ModelKindStatus struct {
-	// conditions are the detailed state: Ready (the operator accepted the Model; InferenceServices that refer to it use it).
+	// conditions are the detailed state: Accepted (the spec passed admission and the operator saw it) and Ready (an InferenceService that names the Model has a ready pod, so its weights were downloaded and loaded; reason NotInUse when no InferenceService names it, Loading while none of those that do has a ready pod).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -160,9 +160,23 @@ type ModelKindStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// phase is a one-word summary of the conditions: Pending or Ready.
+	// phase is a one-word summary of the conditions: Pending (nothing has loaded the Model yet) or Ready.
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
+
+	// inferenceServices is the number of InferenceServices in the namespace whose spec.modelRef names this Model.
+	// +optional
+	InferenceServices int32 `json:"inferenceServices,omitempty"`
+
+	// readyInferenceServices is the number of those whose runtime has at least one ready pod at their current generation.
+	// +optional
+	ReadyInferenceServices int32 `json:"readyInferenceServices,omitempty"`
+
+	// usedBy are the names of the InferenceServices that name this Model, sorted; the first 16 when there are more (inferenceServices has the count).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	UsedBy []string `json:"usedBy,omitempty"`
 }
 
 // Model is a model that InferenceServices serve by naming it in spec.modelRef: its source, its token Secret and the hardware it needs. Its cache claim (spec.modelCache of an InferenceService) belongs to it, so the downloaded weights outlive every InferenceService and are shared by all of them.
@@ -172,6 +186,9 @@ type ModelKindStatus struct {
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.spec.source`
 // +kubebuilder:printcolumn:name="Format",type=string,JSONPath=`.spec.format`,priority=1
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Used-By",type=integer,JSONPath=`.status.inferenceServices`,description="InferenceServices that name this Model"
+// +kubebuilder:printcolumn:name="Serving",type=integer,JSONPath=`.status.readyInferenceServices`,description="of those, the ones with a ready pod"
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Model struct {
 	metav1.TypeMeta `json:",inline"`

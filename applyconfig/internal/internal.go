@@ -510,12 +510,24 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - type
+    - name: inferenceServices
+      type:
+        scalar: numeric
     - name: observedGeneration
       type:
         scalar: numeric
     - name: phase
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.Phase
+    - name: readyInferenceServices
+      type:
+        scalar: numeric
+    - name: usedBy
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
 - name: com.github.llmkube.operator.api.v1alpha1.ModelResources
   map:
     fields:

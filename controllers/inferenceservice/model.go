@@ -41,19 +41,22 @@ const (
 	ReasonModelNotFound = "ModelNotFound"
 )
 
-// watchModels indexes InferenceServices by spec.modelRef and makes a Model's spec change (or its
-// creation or deletion) reconcile every InferenceService that names it. Status writes of the Model
-// do not move its generation and so reconcile nothing.
-func watchModels(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
-	err := mgr.GetFieldIndexer().IndexField(context.Background(), &inferencev1alpha1.InferenceService{}, ModelRefIndex, func(o client.Object) []string {
+// IndexModelRef indexes InferenceServices by spec.modelRef. controllers.Setup registers it once:
+// the InferenceService reconciler uses it to find the InferenceServices of a changed Model, the
+// Model reconciler to count and name them.
+func IndexModelRef(ctx context.Context, idx client.FieldIndexer) error {
+	return idx.IndexField(ctx, &inferencev1alpha1.InferenceService{}, ModelRefIndex, func(o client.Object) []string {
 		if ref := o.(*inferencev1alpha1.InferenceService).Spec.ModelRef; ref != "" {
 			return []string{ref}
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
+}
+
+// watchModels makes a Model's spec change (or its creation or deletion) reconcile every
+// InferenceService that names it, found through IndexModelRef. Status writes of the Model do not
+// move its generation and so reconcile nothing.
+func watchModels(mgr ctrl.Manager, b *builder.Builder) (*builder.Builder, error) {
 	c := mgr.GetClient()
 	return b.Watches(&inferencev1alpha1.Model{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 		list := &inferencev1alpha1.InferenceServiceList{}

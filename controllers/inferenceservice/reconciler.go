@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
@@ -31,6 +32,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/converge"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/plan"
 	"github.com/llmkube/operator/controllers/retry"
@@ -95,32 +98,47 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options)
 	return nil
 }
 
-// Reconcile reads the InferenceService, computes the desired objects, applies those whose owned
-// fields differ, and reports status.
+// Reconcile is the shared skeleton (converge.Loop) with the InferenceService's own steps (kind).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	isvc := &inferencev1alpha1.InferenceService{}
-	if err := r.Client.Get(ctx, req.NamespacedName, isvc); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.statusWrites.Forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	l := converge.Loop[*inferencev1alpha1.InferenceService, planned, applied]{
+		Kind: kind{r}, Name: "InferenceService", New: func() *inferencev1alpha1.InferenceService { return &inferencev1alpha1.InferenceService{} },
+		Client: r.Client, Applier: r.Applier, Recorder: r.Recorder, Refused: r.refused, Writes: &r.statusWrites,
 	}
-	if !isvc.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // garbage collection removes what it owns
-	}
+	return l.Reconcile(ctx, req)
+}
 
-	obs, err := Observe(ctx, r.Applier.Through(r.Client), isvc)
+// planned is the plan of one InferenceService with what it was made from.
+type planned struct {
+	obs  *Observed
+	plan *Plan
+}
+
+// applied is what the apply leaves for the status and the requeue.
+type applied struct {
+	// live is the Deployment as the API server last answered (nil: none).
+	live *appsv1.Deployment
+	// deferred is the rollout gate's decision when it held the pod template back.
+	deferred *rollout.Decision
+	gateway  gatewayOutcome
+}
+
+// kind is the InferenceService's part of the loop.
+type kind struct{ r *Reconciler }
+
+func (k kind) Plan(ctx context.Context, rd client.Reader, isvc *inferencev1alpha1.InferenceService) (planned, error) {
+	obs, err := Observe(ctx, rd, isvc)
 	if err != nil {
-		return ctrl.Result{}, err
+		return planned{}, err
 	}
 	// Note: which Gateway API kinds are served is asked in the gateway step (reconcileGateway),
 	// after the workload is applied, as that lookup also starts the watches of those kinds.
-	p, err := PlanFor(obs, Flags{FieldManager: r.Applier.FieldManager, EmitScrapeAnnotations: r.EmitScrapeAnnotations})
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	live := obs.Deployment
-	// Each object converges on its own: a failure of one is reported and never stops the others.
+	p, err := PlanFor(obs, Flags{FieldManager: k.r.Applier.FieldManager, EmitScrapeAnnotations: k.r.EmitScrapeAnnotations})
+	return planned{obs: obs, plan: p}, err
+}
+
+func (k kind) Apply(ctx context.Context, isvc *inferencev1alpha1.InferenceService, pl planned) (applied, []error) {
+	r, p := k.r, pl.plan
+	out := applied{live: pl.obs.Deployment}
 	var failures []error
 	var claimRefused bool
 	for _, o := range p.Before {
@@ -130,15 +148,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	r.reportKeptSize(isvc, client.ObjectKey{Namespace: isvc.Namespace, Name: CacheClaimName(isvc)}, p.KeptSize)
-	var deferred *rollout.Decision
 	// A blocked plan (its Model is missing) has no Deployment: an existing one stays as is. Likewise
 	// when the cache claim's name is taken by an object the operator does not control: the pods
 	// would mount someone else's volume.
 	if p.HasDeployment() && !claimRefused {
-		applied, d, fs := r.reconcileDeployment(ctx, isvc, live, p)
-		deferred, failures = d, append(failures, fs...)
-		if applied != nil {
-			live = applied
+		live, d, fs := r.reconcileDeployment(ctx, isvc, out.live, p)
+		out.deferred, failures = d, append(failures, fs...)
+		if live != nil {
+			out.live = live
 		}
 	}
 	for _, o := range p.After {
@@ -155,19 +172,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		failures = append(failures, err)
 	}
-	status.ReportFailure(r.Recorder, isvc, isvc.Status.Conditions, isvc.Generation, failures)
-	r.reportUnreadable(isvc, deferred)
-	if err := r.reconcileStatus(ctx, isvc, live, failures, deferred, gateway.condition, p); err != nil {
-		return ctrl.Result{}, err
+	out.gateway = gateway
+	r.reportUnreadable(isvc, out.deferred)
+	return out, failures
+}
+
+func (k kind) Status(isvc *inferencev1alpha1.InferenceService, pl planned, a applied, failures []error) runtime.ApplyConfiguration {
+	return StatusFor(pl.plan, a.live, failures, a.deferred, a.gateway.condition)
+}
+
+func (kind) OwnedStatus(isvc *inferencev1alpha1.InferenceService, manager string) (any, error) {
+	return acv1alpha1.ExtractInferenceServiceStatus(isvc, manager)
+}
+
+func (kind) Conditions(isvc *inferencev1alpha1.InferenceService) []metav1.Condition {
+	return isvc.Status.Conditions
+}
+
+func (k kind) StatusWritten(isvc *inferencev1alpha1.InferenceService, a applied) {
+	k.r.reportTransitions(isvc, a.live)
+}
+
+func (kind) RequeueAfter(a applied) time.Duration {
+	d := a.gateway.requeueAfter
+	if a.deferred != nil && a.deferred.RequeueAfter > 0 && (d == 0 || a.deferred.RequeueAfter < d) {
+		d = a.deferred.RequeueAfter
 	}
-	res, err := r.refused.Result(req, failures)
-	if err == nil && deferred != nil && (res.RequeueAfter == 0 || deferred.RequeueAfter < res.RequeueAfter) {
-		res.RequeueAfter = deferred.RequeueAfter
-	}
-	if err == nil && gateway.requeueAfter > 0 && (res.RequeueAfter == 0 || gateway.requeueAfter < res.RequeueAfter) {
-		res.RequeueAfter = gateway.requeueAfter
-	}
-	return res, err
+	return d
 }
 
 // syncObject applies one object of the plan. A model-cache claim field that cannot change (its

@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package inferenceservice
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -18,11 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
-	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/rollout"
 	"github.com/llmkube/operator/controllers/status"
 )
@@ -185,29 +182,6 @@ func owns(t string) bool {
 		return true
 	}
 	return false
-}
-
-// reconcileStatus applies the status when the owned status differs from the wanted one, and not
-// again while the cache lags behind this process's last write of it (status.Writes).
-func (r *Reconciler) reconcileStatus(ctx context.Context, isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition, p *Plan) error {
-	key := client.ObjectKeyFromObject(isvc)
-	desired := StatusFor(p, live, failures, deferred, gateway)
-	pending, fp, err := r.statusWrites.Pending(key, isvc.ResourceVersion, desired)
-	if err != nil || pending {
-		return err
-	}
-	owned, err := acv1alpha1.ExtractInferenceServiceStatus(isvc, r.Applier.FieldManager)
-	if err != nil {
-		return ownership.Fail("InferenceService", key, ownership.StepExtract, err)
-	}
-	sent, err := r.Applier.ApplyIfChangedStatus(ctx, owned, desired)
-	// The apply decoded the server's answer into desired; an unchanged resourceVersion means the
-	// write changed nothing.
-	if sent && err == nil && desired.ResourceVersion != nil && *desired.ResourceVersion != isvc.ResourceVersion {
-		r.statusWrites.Record(key, isvc.ResourceVersion, fp)
-		r.reportTransitions(isvc, live)
-	}
-	return err
 }
 
 // Reasons of the Normal Events on an InferenceService's key transitions.

@@ -6,77 +6,114 @@ Licensed under the Apache License, Version 2.0.
 
 // Package model reports the status of a Model: admission already validated its spec, and the
 // InferenceServices that name it do the work (their runtime downloads it into the Model's cache
-// claim), so the Model's own reconciler only says that the operator has seen its generation.
+// claim and loads it), so the Model's reconciler says what the operator knows of that work: that
+// it saw the spec, which InferenceServices use the Model, and whether any of them has a ready pod.
 package model
 
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/status"
 )
 
 // +kubebuilder:rbac:groups=inference.llmkube.dev,resources=models,verbs=get;list;watch
 // +kubebuilder:rbac:groups=inference.llmkube.dev,resources=models/status,verbs=get;patch
-
-// ReasonAccepted is the reason of a Ready Model.
-const ReasonAccepted = "Accepted"
+// +kubebuilder:rbac:groups=inference.llmkube.dev,resources=inferenceservices,verbs=get;list;watch
 
 // Reconciler writes a Model's status.
 type Reconciler struct {
 	Client  client.Client
 	Applier ownership.Applier
+
+	// statusWrites deduplicates status writes while the cache lags behind the last one.
+	statusWrites status.Writes
 }
 
-// SetupWithManager watches Models; a status write does not move the generation, so it does not
-// come back as a reconcile.
+// SetupWithManager watches Models, and the InferenceServices that name them (through the
+// spec.modelRef index controllers.Setup registers, inferenceservice.IndexModelRef).
+//
+// Note: a Model's own status write does not move its generation, so it does not come back as a
+// reconcile; an InferenceService enqueues its Model only when what the Model reports of it can
+// change (see usageChanged), not on each of its own status writes.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&inferencev1alpha1.Model{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&inferencev1alpha1.InferenceService{}, usersOf{}).
 		WithOptions(opts).
 		Named("model").
 		Complete(r)
 }
 
-// Reconcile applies the Model's status when what the field manager owns differs from it.
+// usersOf enqueues the Model an InferenceService names; on an update, the Model it named before
+// too (a changed spec.modelRef changes both Models' users).
+type usersOf struct{}
+
+func (usersOf) Create(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueueModelOf(e.Object, q)
+}
+
+func (usersOf) Update(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	older, newer := e.ObjectOld.(*inferencev1alpha1.InferenceService), e.ObjectNew.(*inferencev1alpha1.InferenceService)
+	if !usageChanged(older, newer) {
+		return
+	}
+	enqueueModelOf(older, q)
+	enqueueModelOf(newer, q)
+}
+
+func (usersOf) Delete(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueueModelOf(e.Object, q)
+}
+
+func (usersOf) Generic(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueueModelOf(e.Object, q)
+}
+
+var _ handler.EventHandler = usersOf{}
+
+func enqueueModelOf(o client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	if isvc, ok := o.(*inferencev1alpha1.InferenceService); ok && isvc.Spec.ModelRef != "" {
+		q.Add(reconcile.Request{NamespacedName: client.ObjectKey{Namespace: isvc.Namespace, Name: isvc.Spec.ModelRef}})
+	}
+}
+
+// usageChanged says whether an InferenceService's update can change its Model's status: another
+// Model named, or its readiness (as Serving counts it) turned.
+func usageChanged(older, newer *inferencev1alpha1.InferenceService) bool {
+	return older.Spec.ModelRef != newer.Spec.ModelRef || Serving(older) != Serving(newer)
+}
+
+// Reconcile applies the Model's status when what the field manager owns differs from it, and not
+// again while the cache lags behind this process's last write of it (status.Writes).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	m := &inferencev1alpha1.Model{}
 	if err := r.Client.Get(ctx, req.NamespacedName, m); err != nil {
+		r.statusWrites.Forget(req.NamespacedName)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !m.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	owned, err := acv1alpha1.ExtractModelStatus(m, r.Applier.FieldManager)
-	if err != nil {
-		return ctrl.Result{}, err
+	users := &inferencev1alpha1.InferenceServiceList{}
+	if err := r.Client.List(ctx, users, client.InNamespace(m.Namespace), client.MatchingFields{inferenceservice.ModelRefIndex: m.Name}); err != nil {
+		return ctrl.Result{}, ownership.Fail("InferenceService", req.NamespacedName, ownership.StepRead, err)
 	}
-	_, err = r.Applier.ApplyIfChangedStatus(ctx, owned, Status(m))
-	return ctrl.Result{}, err
-}
-
-// Status is the status the operator wants for m: Ready, at m's generation. The Ready condition
-// keeps its lastTransitionTime while it stays True, so an unchanged Model yields an unchanged
-// status.
-func Status(m *inferencev1alpha1.Model) *acv1alpha1.ModelApplyConfiguration {
-	conds := append([]metav1.Condition(nil), m.Status.Conditions...)
-	meta.SetStatusCondition(&conds, metav1.Condition{
-		Type: inferencev1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonAccepted,
-		Message:            "the operator accepted the Model; the runtime of each InferenceService that names it downloads it into the cache",
-		ObservedGeneration: m.Generation,
+	_, err := r.statusWrites.Apply(ctx, r.Applier, m, Status(m, users.Items), func() (any, error) {
+		return acv1alpha1.ExtractModelStatus(m, r.Applier.FieldManager)
 	})
-	return acv1alpha1.Model(m.Name, m.Namespace).WithStatus(acv1alpha1.ModelKindStatus().
-		WithObservedGeneration(m.Generation).
-		WithPhase(inferencev1alpha1.PhaseReady).
-		WithConditions(status.ConditionsToApply(conds, func(t string) bool { return t == inferencev1alpha1.ConditionReady })...))
+	return ctrl.Result{}, err
 }

@@ -15,8 +15,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	"k8s.io/client-go/tools/events"
@@ -29,6 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/converge"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/retry"
 	"github.com/llmkube/operator/controllers/status"
@@ -143,31 +145,36 @@ func (r *Reconciler) referencing(index string) handler.MapFunc {
 	}
 }
 
-// Reconcile reads the ModelRouter, resolves its backends, applies the objects whose owned fields
-// differ, and reports status.
+// Reconcile is the shared skeleton (converge.Loop) with the ModelRouter's own steps (kind).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	router := &inferencev1alpha1.ModelRouter{}
-	if err := r.Client.Get(ctx, req.NamespacedName, router); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.statusWrites.Forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	l := converge.Loop[*inferencev1alpha1.ModelRouter, planned, *appsv1.Deployment]{
+		Kind: kind{r}, Name: "ModelRouter", New: func() *inferencev1alpha1.ModelRouter { return &inferencev1alpha1.ModelRouter{} },
+		Client: r.Client, Applier: r.Applier, Recorder: r.Recorder, Refused: r.refused, Writes: &r.statusWrites,
 	}
-	if !router.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil // garbage collection removes what it owns
-	}
+	return l.Reconcile(ctx, req)
+}
 
-	obs, err := Observe(ctx, r.Applier.Through(r.Client), router)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	p, err := PlanFor(obs, Flags{EmitScrapeAnnotations: r.EmitScrapeAnnotations, Image: r.Image})
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	live := obs.Deployment
+// planned is the plan of one ModelRouter with what it was made from.
+type planned struct {
+	obs  *Observed
+	plan *Plan
+}
 
-	// Each object converges on its own: a failure of one is reported and never stops the others.
+// kind is the ModelRouter's part of the loop; what its apply leaves for the status is the proxy
+// Deployment as the API server last answered (nil: none).
+type kind struct{ r *Reconciler }
+
+func (k kind) Plan(ctx context.Context, rd client.Reader, router *inferencev1alpha1.ModelRouter) (planned, error) {
+	obs, err := Observe(ctx, rd, router)
+	if err != nil {
+		return planned{}, err
+	}
+	p, err := PlanFor(obs, Flags{EmitScrapeAnnotations: k.r.EmitScrapeAnnotations, Image: k.r.Image})
+	return planned{obs: obs, plan: p}, err
+}
+
+func (k kind) Apply(ctx context.Context, router *inferencev1alpha1.ModelRouter, pl planned) (*appsv1.Deployment, []error) {
+	r, p, live := k.r, pl.plan, pl.obs.Deployment
 	var failures []error
 	for _, o := range p.Access {
 		if err := o.Sync(ctx, r.Applier, r.Client, router); err != nil {
@@ -186,12 +193,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := p.Service.Sync(ctx, r.Applier, r.Client, router); err != nil {
 		failures = append(failures, err)
 	}
-	status.ReportFailure(r.Recorder, router, router.Status.Conditions, router.Generation, failures)
-	if err := r.reconcileStatus(ctx, router, live, p.Resolutions, failures); err != nil {
-		return ctrl.Result{}, err
-	}
-	return r.refused.Result(req, failures)
+	return live, failures
 }
+
+func (kind) Status(router *inferencev1alpha1.ModelRouter, pl planned, live *appsv1.Deployment, failures []error) runtime.ApplyConfiguration {
+	return Status(router, live, pl.plan.Resolutions, failures)
+}
+
+func (kind) OwnedStatus(router *inferencev1alpha1.ModelRouter, manager string) (any, error) {
+	return acv1alpha1.ExtractModelRouterStatus(router, manager)
+}
+
+func (kind) Conditions(router *inferencev1alpha1.ModelRouter) []metav1.Condition {
+	return router.Status.Conditions
+}
+
+func (kind) StatusWritten(*inferencev1alpha1.ModelRouter, *appsv1.Deployment) {}
+
+func (kind) RequeueAfter(*appsv1.Deployment) time.Duration { return 0 }
 
 // reconcileDeployment applies the proxy Deployment when the owned fields differ, and returns it as
 // the API server answered (live when nothing was sent).

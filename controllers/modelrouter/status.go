@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package modelrouter
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -15,11 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
-	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/status"
 )
 
@@ -99,25 +96,4 @@ func owns(t string) bool {
 		return true
 	}
 	return false
-}
-
-// reconcileStatus applies the status when the owned status differs from the wanted one, and not
-// again while the cache lags behind this process's last write of it (status.Writes, shared with
-// the InferenceService reconciler).
-func (r *Reconciler) reconcileStatus(ctx context.Context, router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res []Resolution, failures []error) error {
-	key := client.ObjectKeyFromObject(router)
-	desired := Status(router, live, res, failures)
-	pending, fp, err := r.statusWrites.Pending(key, router.ResourceVersion, desired)
-	if err != nil || pending {
-		return err
-	}
-	owned, err := acv1alpha1.ExtractModelRouterStatus(router, r.Applier.FieldManager)
-	if err != nil {
-		return ownership.Fail("ModelRouter", key, ownership.StepExtract, err)
-	}
-	sent, err := r.Applier.ApplyIfChangedStatus(ctx, owned, desired)
-	if sent && err == nil && desired.ResourceVersion != nil && *desired.ResourceVersion != router.ResourceVersion {
-		r.statusWrites.Record(key, router.ResourceVersion, fp)
-	}
-	return err
 }

@@ -7,9 +7,12 @@ Licensed under the Apache License, Version 2.0.
 package status
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/llmkube/operator/controllers/ownership"
@@ -77,4 +80,32 @@ func fingerprint(desired any) ([]byte, error) {
 		}
 	}
 	return json.Marshal(status)
+}
+
+// Apply writes desired, the status wanted for o, when it differs from what the field manager owns
+// (owned extracts it), and not again while the cache lags behind this process's last write of it.
+// It says whether the write changed o.
+//
+// Note: the apply decodes the server's answer into desired; an unchanged resourceVersion means
+// the write changed nothing.
+func (w *Writes) Apply(ctx context.Context, a ownership.Applier, o client.Object, desired runtime.ApplyConfiguration, owned func() (any, error)) (bool, error) {
+	key := client.ObjectKeyFromObject(o)
+	pending, fp, err := w.Pending(key, o.GetResourceVersion(), desired)
+	if err != nil || pending {
+		return false, err
+	}
+	have, err := owned()
+	if err != nil {
+		return false, err
+	}
+	sent, err := a.ApplyIfChangedStatus(ctx, have, desired)
+	if !sent || err != nil {
+		return false, err
+	}
+	answer, ok := ownership.Answer(desired, &metav1.PartialObjectMetadata{})
+	if !ok || answer.ResourceVersion == o.GetResourceVersion() {
+		return false, nil
+	}
+	w.Record(key, o.GetResourceVersion(), fp)
+	return true, nil
 }

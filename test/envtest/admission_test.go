@@ -245,6 +245,12 @@ var _ = Describe("Admission", func() {
 		Entry("a fallback to the rule's own backend", "ModelRouter", routerSpec(func(s map[string]any) {
 			s["rules"] = []any{map[string]any{"name": "r", "models": []any{"m"}, "backend": "a", "fallbacks": []any{"a"}}}
 		}), "spec.rules[].fallbacks must name backends other than the rule's own backend"),
+		Entry("a rule to no backend, the second rule", "ModelRouter", routerSpec(func(s map[string]any) {
+			s["rules"] = []any{
+				map[string]any{"name": "ok", "models": []any{"m"}, "backend": "a"},
+				map[string]any{"name": "typo", "models": []any{"n"}, "backend": "nope"},
+			}
+		}), "spec.rules[1].backend: nope (rule typo) is not the name of any of spec.backends [\"a\"]: name one of those, or add a backend with that name"),
 		Entry("a fallback to no backend", "ModelRouter", routerSpec(func(s map[string]any) {
 			s["rules"] = []any{map[string]any{"name": "r", "models": []any{"m"}, "backend": "a", "fallbacks": []any{"nope"}}}
 		}), "every spec.rules[].fallbacks entry must name one of spec.backends"),

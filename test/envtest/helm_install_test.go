@@ -172,7 +172,8 @@ var _ = Describe("Helm install", Ordered, func() {
 		Eventually(func(g Gomega) {
 			m := &inferencev1alpha1.Model{}
 			g.Expect(admin.Get(suiteCtx, types.NamespacedName{Namespace: ns.Name, Name: "qwen-0-5b"}, m)).To(Succeed())
-			g.Expect(m.Status.Phase).To(Equal(inferencev1alpha1.PhaseReady))
+			g.Expect(meta.IsStatusConditionTrue(m.Status.Conditions, inferencev1alpha1.ConditionAccepted)).To(BeTrue())
+			g.Expect(m.Status.UsedBy).To(ContainElement("qwen"))
 			g.Expect(admin.Get(suiteCtx, types.NamespacedName{Namespace: ns.Name, Name: "qwen-0-5b-model-cache"}, &corev1.PersistentVolumeClaim{})).To(Succeed())
 			g.Expect(admin.Get(suiteCtx, types.NamespacedName{Namespace: ns.Name, Name: "qwen"}, &appsv1.Deployment{})).To(Succeed())
 		}).WithTimeout(30*time.Second).Should(Succeed(), "the operator, with only the chart's RBAC, did not reconcile the Model samples")

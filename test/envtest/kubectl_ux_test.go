@@ -9,6 +9,8 @@ package envtest_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -17,7 +19,10 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
@@ -61,6 +66,28 @@ var _ = Describe("What kubectl shows", func() {
 		Eventually(func() map[string]string { return getWide(ns, "isvc") }).Should(HaveKeyWithValue("READY", "0/3"))
 	})
 
+	It("shows the Model of a modelRef InferenceService in MODEL, and a Model's users in USED-BY and SERVING", func() {
+		ns := newNamespace()
+		startOperator(ns, controllers.Config{})
+		newModel(ns, "qwen", nil)
+		eventually(ns, "qwen", &inferencev1alpha1.Model{}, func(g Gomega, m *inferencev1alpha1.Model) {
+			g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
+		})
+		Expect(getWide(ns, "mdl")).To(And(HaveKeyWithValue("USED-BY", "0"), HaveKeyWithValue("SERVING", "0"),
+			HaveKeyWithValue("PHASE", "Pending"), HaveKeyWithValue("REASON", "NotInUse")), "zero users show as 0, not as an empty cell")
+
+		refISVC(ns, "chat", "qwen", inferencev1alpha1.RuntimeVLLM, nil)
+		eventually(ns, "chat", &inferencev1alpha1.InferenceService{}, func(g Gomega, o *inferencev1alpha1.InferenceService) {
+			g.Expect(o.Status.ObservedGeneration).To(Equal(o.Generation))
+		})
+		out, err := kubectl("", "get", "isvc", "-n", ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(MatchRegexp(`(?m)^NAME\s+RUNTIME\s+MODEL\s`))
+		Expect(out).To(MatchRegexp(`(?m)^chat\s+vllm\s+qwen\s`), "MODEL is the Model spec.modelRef names")
+		Eventually(func() map[string]string { return getWide(ns, "mdl") }).Should(And(
+			HaveKeyWithValue("USED-BY", "1"), HaveKeyWithValue("SERVING", "0"), HaveKeyWithValue("REASON", "Loading")))
+	})
+
 	It("scales an InferenceService with kubectl scale, through the scale subresource an HPA may target too [F9]", func() {
 		ns := newNamespace()
 		startOperator(ns, controllers.Config{})
@@ -91,11 +118,36 @@ var _ = Describe("What kubectl shows", func() {
 
 		_, _, code := llmkube("diff", "isvc", "llama", "-n", ns)
 		Expect(code).To(Equal(0))
+		// The manifest as a user keeps it: the stored object without what the API server adds.
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(inferencev1alpha1.GroupVersion.WithKind("InferenceService"))
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: ns, Name: "llama"}, u)).To(Succeed())
+		manifest := map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(),
+			"metadata": map[string]any{"name": "llama", "namespace": ns}, "spec": u.Object["spec"]}
+		data, err := yaml.Marshal(manifest)
+		Expect(err).NotTo(HaveOccurred())
+		asApplied := string(data)
+		dir := GinkgoT().TempDir()
+		applied := filepath.Join(dir, "llama.yaml")
+		Expect(os.WriteFile(applied, []byte(asApplied), 0o600)).To(Succeed())
 		editISVC(ns, "llama", func(i *inferencev1alpha1.InferenceService) { i.Spec.Replicas = ptr.To[int32](2) })
 		out, _, code := llmkube("diff", "isvc/llama", "-n", ns, "-o", "name")
 		Expect(code).To(Equal(1))
 		Expect(out).To(Equal("deployment.apps/llama\n"))
-		_, stderr, code := llmkube("diff", "isvc/nope", "-n", ns)
+
+		By("diff -f previews a manifest, not the stored object, with the same exit codes")
+		_, stderr, code := llmkube("diff", "-f", applied)
+		Expect(code).To(Equal(0), "the manifest as the operator last applied it: nothing to do\n%s", stderr)
+		fresh := filepath.Join(dir, "fresh.yaml")
+		Expect(os.WriteFile(fresh, []byte(strings.NewReplacer("name: llama", "name: fresh").Replace(asApplied)), 0o600)).To(Succeed())
+		out, stderr, code = llmkube("diff", "-f", fresh, "-o", "name")
+		Expect(code).To(Equal(1), "a manifest not applied yet: its objects would be created\n%s", stderr)
+		Expect(out).To(ContainSubstring("deployment.apps/fresh"))
+		broken := filepath.Join(dir, "broken.yaml")
+		Expect(os.WriteFile(broken, []byte("apiVersion: inference.llmkube.dev/v1alpha1\nkind: InferenceService\nmetadata: [\n"), 0o600)).To(Succeed())
+		_, _, code = llmkube("diff", "-f", broken)
+		Expect(code).To(Equal(2), "a manifest that does not parse is an error")
+		_, stderr, code = llmkube("diff", "isvc/nope", "-n", ns)
 		Expect(code).To(Equal(2))
 		Expect(stderr).To(ContainSubstring(`no InferenceService "nope"`))
 		_, stderr, code = llmkube("diff", "isvc/llama", "-n", ns, "-o", "wide")

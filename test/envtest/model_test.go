@@ -25,6 +25,7 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/controllers/inferenceservice"
+	"github.com/llmkube/operator/controllers/model"
 	"github.com/llmkube/operator/controllers/rollout"
 )
 
@@ -137,11 +138,13 @@ var _ = Describe("Model and spec.modelRef", func() {
 		_, err := applyAs("gitops", llmkubePair(ns))
 		Expect(err).NotTo(HaveOccurred())
 
-		By("the Model is Ready at its generation")
+		By("the Model is Accepted at its generation, used by the InferenceService, and not Ready: no pod has loaded it")
 		eventually(ns, "llama-3b-gpu", &inferencev1alpha1.Model{}, func(g Gomega, m *inferencev1alpha1.Model) {
 			g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
-			g.Expect(m.Status.Phase).To(Equal(inferencev1alpha1.PhaseReady))
-			g.Expect(meta.IsStatusConditionTrue(m.Status.Conditions, inferencev1alpha1.ConditionReady)).To(BeTrue())
+			g.Expect(meta.IsStatusConditionTrue(m.Status.Conditions, inferencev1alpha1.ConditionAccepted)).To(BeTrue())
+			g.Expect(m.Status.UsedBy).To(Equal([]string{"llama-3b-gpu-service"}))
+			g.Expect(m.Status.Phase).To(Equal(inferencev1alpha1.PhasePending))
+			g.Expect(meta.FindStatusCondition(m.Status.Conditions, inferencev1alpha1.ConditionReady)).To(HaveField("Reason", model.ReasonLoading))
 		})
 
 		By("the InferenceService resolves it and its Deployment runs the Model's source from the Model's claim")
@@ -339,6 +342,77 @@ spec:
 		eventuallyDeployment(ns, "g", func(g Gomega, d *appsv1.Deployment) {
 			g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElement("Qwen/Qwen2.5-1.5B-Instruct"))
 		})
+	})
+
+	It("reports a Model Ready only once an InferenceService that names it has a ready pod, writing its status once per change [M9]", func() {
+		modelStatusWrites := func(from int) []string {
+			var out []string
+			for _, w := range op.writes(from) {
+				if strings.HasSuffix(w, "/namespaces/"+ns+"/models/m/status") {
+					out = append(out, w)
+				}
+			}
+			return out
+		}
+		readyOf := func(g Gomega, m *inferencev1alpha1.Model) *metav1.Condition {
+			g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
+			g.Expect(meta.IsStatusConditionTrue(m.Status.Conditions, inferencev1alpha1.ConditionAccepted)).To(BeTrue())
+			c := meta.FindStatusCondition(m.Status.Conditions, inferencev1alpha1.ConditionReady)
+			g.Expect(c).NotTo(BeNil())
+			return c
+		}
+		from := op.mark()
+
+		By("accepted, and not in use: nothing downloads it")
+		newModel(ns, "m", nil)
+		eventually(ns, "m", &inferencev1alpha1.Model{}, func(g Gomega, m *inferencev1alpha1.Model) {
+			c := readyOf(g, m)
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(model.ReasonNotInUse))
+			g.Expect(c.Message).To(ContainSubstring("spec.modelRef: m"))
+			g.Expect(m.Status.Phase).To(Equal(inferencev1alpha1.PhasePending))
+			g.Expect(m.Status.UsedBy).To(BeEmpty())
+		})
+
+		By("named by an InferenceService whose runtime has no ready pod: Loading")
+		refISVC(ns, "a", "m", inferencev1alpha1.RuntimeVLLM, nil)
+		eventually(ns, "m", &inferencev1alpha1.Model{}, func(g Gomega, m *inferencev1alpha1.Model) {
+			c := readyOf(g, m)
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(model.ReasonLoading))
+			g.Expect(m.Status.UsedBy).To(Equal([]string{"a"}))
+			g.Expect(m.Status.InferenceServices).To(BeEquivalentTo(1))
+			g.Expect(m.Status.ReadyInferenceServices).To(BeZero())
+		})
+
+		By("a pod becomes ready (a kube-controller-manager stand-in writes the Deployment's status): Ready")
+		eventuallyDeployment(ns, "a", func(g Gomega, d *appsv1.Deployment) {})
+		d := deployment(ns, "a")
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+		Expect(k8sClient.Status().Update(suiteCtx, d)).To(Succeed())
+		eventually(ns, "m", &inferencev1alpha1.Model{}, func(g Gomega, m *inferencev1alpha1.Model) {
+			c := readyOf(g, m)
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(Equal(model.ReasonLoaded))
+			g.Expect(m.Status.Phase).To(Equal(inferencev1alpha1.PhaseReady))
+			g.Expect(m.Status.ReadyInferenceServices).To(BeEquivalentTo(1))
+		})
+		out, err := kubectl("", "get", "models", "-n", ns)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(out).To(MatchRegexp(`USED-BY\s+SERVING`))
+		Expect(out).To(MatchRegexp(`\bm\s+Qwen/Qwen2.5-0.5B-Instruct\s+Ready\s+1\s+1\b`))
+
+		By("its last InferenceService deleted: not in use again")
+		Expect(k8sClient.Delete(suiteCtx, &inferencev1alpha1.InferenceService{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}})).To(Succeed())
+		eventually(ns, "m", &inferencev1alpha1.Model{}, func(g Gomega, m *inferencev1alpha1.Model) {
+			c := readyOf(g, m)
+			g.Expect(c.Reason).To(Equal(model.ReasonNotInUse))
+			g.Expect(m.Status.UsedBy).To(BeEmpty())
+			g.Expect(m.Status.InferenceServices).To(BeZero())
+		})
+
+		By("four changes, four status writes: none repeated while the cache lagged, none flapping after")
+		Consistently(func() []string { return modelStatusWrites(from) }).WithTimeout(2 * time.Second).Should(HaveLen(4))
 	})
 
 	It("waits for a missing Model without a Deployment, then runs it; a deleted Model leaves the Deployment as it is [M3]", func() {

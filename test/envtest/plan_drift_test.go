@@ -38,6 +38,7 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/controllers/inferenceservice"
+	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/test/envtest/testenv"
 )
 
@@ -164,13 +165,39 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 			r.Spec.Backends = []inferencev1alpha1.Backend{isvcBackend("local", "rt-vllm"), externalBackend("cloud", "openai")}
 			r.Spec.DefaultRoute = ptr.To("local")
 		})
+		// Two InferenceServices share Model big's claim and ask for different sizes: the claim keeps
+		// the larger, which the plan reads from the live claim. The smaller one comes once the
+		// claim exists (an unbound claim cannot grow).
+		newModel(ns, "big", nil)
+		refISVC(ns, "ref-big", "big", inferencev1alpha1.RuntimeVLLM, func(i *inferencev1alpha1.InferenceService) {
+			i.Spec.ModelCache = &inferencev1alpha1.ModelCacheSpec{Size: ptr.To(resource.MustParse("10Gi"))}
+		})
+		newRouter(ns, "external-only", func(r *inferencev1alpha1.ModelRouter) {
+			r.Spec.Backends = []inferencev1alpha1.Backend{externalBackend("cloud", "")}
+			r.Spec.DefaultRoute = ptr.To("cloud")
+		})
 		targets := []string{"isvc/tinyllama", "isvc/qwen", "isvc/rt-vllm", "isvc/rt-tgi", "isvc/rt-sglang", "isvc/rt-generic",
-			"isvc/ref-ephemeral", "isvc/ref-claim", "isvc/inline-cached", "isvc/scaled", "isvc/gw", "mr/router", "mr/both"}
+			"isvc/ref-ephemeral", "isvc/ref-claim", "isvc/ref-big", "isvc/inline-cached", "isvc/scaled", "isvc/gw",
+			"mr/router", "mr/both", "mr/external-only"}
 
 		By("the operator converges, then stops")
 		op := startOperator(ns, cfg)
 		converged(ns, targets)
+		Eventually(func() error {
+			return k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: ns, Name: "big-model-cache"}, &corev1.PersistentVolumeClaim{})
+		}).Should(Succeed())
+		refISVC(ns, "ref-small", "big", inferencev1alpha1.RuntimeVLLM, func(i *inferencev1alpha1.InferenceService) {
+			i.Spec.ModelCache = &inferencev1alpha1.ModelCacheSpec{Size: ptr.To(resource.MustParse("5Gi"))}
+		})
+		targets = append(targets, "isvc/ref-small")
+		// An autoscaler stand-in takes spec.replicas of the autoscaled Deployment; the operator then
+		// leaves the field to it, which its plan reads from the live Deployment.
+		_, err := kubectl("", "scale", "deployment", "scaled", "-n", ns, "--replicas=3")
+		Expect(err).NotTo(HaveOccurred())
+		touch(ns, "scaled")
+		converged(ns, targets)
 		op.stop()
+		Expect(deployment(ns, "scaled").Spec.Replicas).To(HaveValue(BeEquivalentTo(3)))
 
 		By("the plugin's plan equals what was applied: nothing to do, exit 0")
 		for _, t := range targets {
@@ -181,7 +208,41 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 			Expect(code).To(Equal(0), t)
 		}
 
+		By("the comparison notices each input the plugin could leave out")
+		expectEveryInputMatters(ns, cfg.RouterProxyImage, []inputCase{
+			{input: "the Model (spec.modelRef)", target: "isvc/qwen", isvc: func(o *inferenceservice.Observed, _ *inferenceservice.Flags) { o.Model = nil }},
+			{input: "the Model of a modelRef InferenceService with its own cache claim", target: "isvc/ref-claim", isvc: func(o *inferenceservice.Observed, _ *inferenceservice.Flags) { o.Model = nil }},
+			{input: "the Model's live cache claim", target: "isvc/ref-small", isvc: func(o *inferenceservice.Observed, _ *inferenceservice.Flags) { o.Claim = nil }},
+			{input: "the live Deployment", target: "isvc/scaled", isvc: func(o *inferenceservice.Observed, _ *inferenceservice.Flags) { o.Deployment = nil }},
+			{input: "which Gateway API kinds are served", target: "isvc/gw", isvc: func(o *inferenceservice.Observed, _ *inferenceservice.Flags) {
+				o.GatewayCRDsMissing = []schema.GroupVersionKind{inferenceservice.InferencePoolKind, inferenceservice.HTTPRouteKind}
+			}},
+			{input: "--emit-scrape-annotations", target: "isvc/rt-vllm", isvc: func(_ *inferenceservice.Observed, f *inferenceservice.Flags) { f.EmitScrapeAnnotations = false }},
+			{input: "--field-manager", target: "isvc/rt-tgi", isvc: func(_ *inferenceservice.Observed, f *inferenceservice.Flags) { f.FieldManager = "someone-else" }},
+			{input: "the backends' InferenceServices", target: "mr/both", router: func(o *modelrouter.Observed, _ *modelrouter.Flags) {
+				o.Found.InferenceServices = map[string]*inferencev1alpha1.InferenceService{}
+			}},
+			{input: "the backends' credentials Secrets", target: "mr/both", router: func(o *modelrouter.Observed, _ *modelrouter.Flags) { o.Found.Secrets = map[string]bool{} }},
+			{input: "--router-proxy-image", target: "mr/external-only", router: func(_ *modelrouter.Observed, f *modelrouter.Flags) { f.Image = "" }},
+			{input: "--emit-scrape-annotations", target: "mr/router", router: func(_ *modelrouter.Observed, f *modelrouter.Flags) { f.EmitScrapeAnnotations = false }},
+		})
+		By("and so does the plugin itself: without the operator's flags it reports a change, exit 1")
+		for _, t := range []string{"isvc/rt-vllm", "mr/both"} {
+			_, code := planOf(ns, t)
+			Expect(code).To(Equal(1), "%s planned without the operator's flags", t)
+		}
+
 		By("a spec change with the operator stopped: diff says what will change, exit 1")
+		stale := map[string]client.Object{}
+		for _, t := range []string{"isvc/rt-vllm", "mr/both"} {
+			var o client.Object = &inferencev1alpha1.InferenceService{}
+			if t[:3] == "mr/" {
+				o = &inferencev1alpha1.ModelRouter{}
+			}
+			_, name, _ := strings.Cut(t, "/")
+			Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: ns, Name: name}, o)).To(Succeed())
+			stale[t] = o
+		}
 		for _, t := range targets {
 			if t[:3] == "mr/" {
 				editRouter(ns, t[3:], func(r *inferencev1alpha1.ModelRouter) {
@@ -208,6 +269,24 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 			}
 		}
 		Expect(predicted).NotTo(BeEmpty())
+		By("the object itself is an input: planned from the object as it was, the change goes unseen")
+		for t, o := range stale {
+			var now, then planned
+			var err error
+			if isvc, ok := o.(*inferencev1alpha1.InferenceService); ok {
+				now, err = isvcPlan(ns, isvc.Name, nil)
+				Expect(err).NotTo(HaveOccurred())
+				then, err = isvcPlan(ns, isvc.Name, func(obs *inferenceservice.Observed, _ *inferenceservice.Flags) { obs.ISVC = isvc })
+			} else {
+				router := o.(*inferencev1alpha1.ModelRouter)
+				now, err = routerPlan(ns, router.Name, cfg.RouterProxyImage, nil)
+				Expect(err).NotTo(HaveOccurred())
+				then, err = routerPlan(ns, router.Name, cfg.RouterProxyImage, func(obs *modelrouter.Observed, _ *modelrouter.Flags) { obs.Router = router })
+			}
+			Expect(err).NotTo(HaveOccurred())
+			Expect(differences(now, keysOf(now))).NotTo(BeEmpty(), t)
+			Expect(differences(then, keysOf(now))).To(BeEmpty(), "%s: planned from the stale object the comparison still sees the change", t)
+		}
 
 		By("the operator then changes exactly those objects, exactly as shown")
 		op = startOperator(ns, cfg)

@@ -18,12 +18,18 @@ import (
 //
 // ModelKindStatus is the state of a Model as the operator last observed it.
 type ModelKindStatusApplyConfiguration struct {
-	// conditions are the detailed state: Ready (the operator accepted the Model; InferenceServices that refer to it use it).
+	// conditions are the detailed state: Accepted (the spec passed admission and the operator saw it) and Ready (an InferenceService that names the Model has a ready pod, so its weights were downloaded and loaded; reason NotInUse when no InferenceService names it, Loading while none of those that do has a ready pod).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 	// observedGeneration is the metadata.generation of the spec this status describes; when it is behind, the operator has not seen the latest change yet.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
-	// phase is a one-word summary of the conditions: Pending or Ready.
+	// phase is a one-word summary of the conditions: Pending (nothing has loaded the Model yet) or Ready.
 	Phase *apiv1alpha1.Phase `json:"phase,omitempty"`
+	// inferenceServices is the number of InferenceServices in the namespace whose spec.modelRef names this Model.
+	InferenceServices *int32 `json:"inferenceServices,omitempty"`
+	// readyInferenceServices is the number of those whose runtime has at least one ready pod at their current generation.
+	ReadyInferenceServices *int32 `json:"readyInferenceServices,omitempty"`
+	// usedBy are the names of the InferenceServices that name this Model, sorted; the first 16 when there are more (inferenceServices has the count).
+	UsedBy []string `json:"usedBy,omitempty"`
 }
 
 // ModelKindStatusApplyConfiguration constructs a declarative configuration of the ModelKindStatus type for use with
@@ -58,5 +64,31 @@ func (b *ModelKindStatusApplyConfiguration) WithObservedGeneration(value int64) 
 // If called multiple times, the Phase field is set to the value of the last call.
 func (b *ModelKindStatusApplyConfiguration) WithPhase(value apiv1alpha1.Phase) *ModelKindStatusApplyConfiguration {
 	b.Phase = &value
+	return b
+}
+
+// WithInferenceServices sets the InferenceServices field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the InferenceServices field is set to the value of the last call.
+func (b *ModelKindStatusApplyConfiguration) WithInferenceServices(value int32) *ModelKindStatusApplyConfiguration {
+	b.InferenceServices = &value
+	return b
+}
+
+// WithReadyInferenceServices sets the ReadyInferenceServices field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReadyInferenceServices field is set to the value of the last call.
+func (b *ModelKindStatusApplyConfiguration) WithReadyInferenceServices(value int32) *ModelKindStatusApplyConfiguration {
+	b.ReadyInferenceServices = &value
+	return b
+}
+
+// WithUsedBy adds the given value to the UsedBy field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the UsedBy field.
+func (b *ModelKindStatusApplyConfiguration) WithUsedBy(values ...string) *ModelKindStatusApplyConfiguration {
+	for i := range values {
+		b.UsedBy = append(b.UsedBy, values[i])
+	}
 	return b
 }

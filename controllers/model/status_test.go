@@ -1,0 +1,82 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+)
+
+func user(name string, ready int32, observedBehind bool) inferencev1alpha1.InferenceService {
+	i := inferencev1alpha1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: name, Generation: 2}}
+	i.Status.ReadyReplicas = ready
+	i.Status.ObservedGeneration = 2
+	if observedBehind {
+		i.Status.ObservedGeneration = 1
+	}
+	return i
+}
+
+func readyOf(t *testing.T, m *inferencev1alpha1.Model, users ...inferencev1alpha1.InferenceService) (string, string, inferencev1alpha1.Phase) {
+	t.Helper()
+	st := Status(m, users).Status
+	for _, c := range st.Conditions {
+		if *c.Type == inferencev1alpha1.ConditionReady {
+			return string(*c.Status), *c.Reason, *st.Phase
+		}
+	}
+	t.Fatal("no Ready condition")
+	return "", "", ""
+}
+
+func TestReadyOnlyWhenAUserServes(t *testing.T) {
+	m := &inferencev1alpha1.Model{ObjectMeta: metav1.ObjectMeta{Name: "m", Generation: 1}}
+	for _, tc := range []struct {
+		name   string
+		users  []inferencev1alpha1.InferenceService
+		status string
+		reason string
+		phase  inferencev1alpha1.Phase
+	}{
+		{"nobody names it", nil, "False", ReasonNotInUse, inferencev1alpha1.PhasePending},
+		{"named, no ready pod", []inferencev1alpha1.InferenceService{user("a", 0, false)}, "False", ReasonLoading, inferencev1alpha1.PhasePending},
+		{"ready pods of an older generation", []inferencev1alpha1.InferenceService{user("a", 1, true)}, "False", ReasonLoading, inferencev1alpha1.PhasePending},
+		{"one of two serves", []inferencev1alpha1.InferenceService{user("a", 0, false), user("b", 1, false)}, "True", ReasonLoaded, inferencev1alpha1.PhaseReady},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, r, p := readyOf(t, m, tc.users...)
+			if s != tc.status || r != tc.reason || p != tc.phase {
+				t.Fatalf("Ready = %s/%s phase %s, want %s/%s phase %s", s, r, p, tc.status, tc.reason, tc.phase)
+			}
+		})
+	}
+}
+
+func TestUsedByIsSortedAndBounded(t *testing.T) {
+	m := &inferencev1alpha1.Model{ObjectMeta: metav1.ObjectMeta{Name: "m", Generation: 1}}
+	var users []inferencev1alpha1.InferenceService
+	for i := MaxUsedBy + 4; i > 0; i-- {
+		users = append(users, user(fmt.Sprintf("isvc-%02d", i), 0, false))
+	}
+	st := Status(m, users).Status
+	if *st.InferenceServices != int32(MaxUsedBy+4) || len(st.UsedBy) != MaxUsedBy || st.UsedBy[0] != "isvc-01" {
+		t.Fatalf("count %d, usedBy %v", *st.InferenceServices, st.UsedBy)
+	}
+	// The same users in another order give the same status: no write flaps on list order.
+	a, _ := json.Marshal(Status(m, users).Status.UsedBy)
+	slices.Reverse(users)
+	b, _ := json.Marshal(Status(m, users).Status.UsedBy)
+	if string(a) != string(b) {
+		t.Fatalf("status depends on list order:\n%s\n%s", a, b)
+	}
+}
