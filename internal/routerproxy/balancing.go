@@ -66,8 +66,8 @@ type BalancerOptions struct {
 	PrefixBlockBytes   int
 	PrefixMaxBlocks    int
 	PrefixBlocksPerPod int
-	Log        *slog.Logger
-	Registerer prometheus.Registerer
+	Log                *slog.Logger
+	Registerer         prometheus.Registerer
 }
 
 // NewBalancer prepares the pools of doc's backends with a Service.
