@@ -37,7 +37,7 @@ func TestSmoke(t *testing.T) {
 	}
 }
 
-// check: every arrival counted once, by every policy, and some blocks served.
+// check: every arrival counted once, by every policy, and a cache-hit ratio strictly between 0 and 1.
 func check(t *testing.T, res []Result) {
 	t.Helper()
 	for _, r := range res {
@@ -47,6 +47,9 @@ func check(t *testing.T, res []Result) {
 		}
 		if r.Requests == 0 || served != r.Requests || r.Unfinished != 0 {
 			t.Errorf("%s: %d requests, %d served by pods, %d unfinished", r.Policy, r.Requests, served, r.Unfinished)
+		}
+		if r.HitRatio <= 0 || r.HitRatio >= 1 {
+			t.Errorf("%s: cache-hit ratio %.2f", r.Policy, r.HitRatio)
 		}
 		if r.Requests != res[0].Requests {
 			t.Errorf("%s saw %d arrivals, %s %d: the arrival sequence differs", r.Policy, r.Requests, res[0].Policy, res[0].Requests)
