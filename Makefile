@@ -126,11 +126,11 @@ bench-proxy: ## The router-proxy against direct and a plain httputil.ReverseProx
 BALANCING_BENCH_ARGS ?=
 
 .PHONY: bench-balancing
-bench-balancing: ## Round robin (ClusterIP), least request and prefix affinity on simulated pods, in one run; writes docs/benchmarks/balancing.md.
+bench-balancing: ## Round robin (ClusterIP), least request, prefix affinity's former ring and its prefix scorer on simulated pods with prefix caches, in one run; writes docs/benchmarks/balancing.md.
 	go run ./cmd/bench-balancing $(BALANCING_BENCH_ARGS)
 
 # Fuzz targets of the pure pieces, each run for FUZZTIME (the seed corpora in testdata/fuzz run
-# with every `go test` too). Seven targets at 10s keep CI's fuzzing around a minute.
+# with every `go test` too). Eight targets at 10s keep CI's fuzzing under a minute and a half.
 FUZZTIME ?= 10s
 FUZZ_TARGETS := \
 	./controllers/podmeta:FuzzMerge \
@@ -139,7 +139,8 @@ FUZZ_TARGETS := \
 	./controllers/ownership:FuzzLegacyPlan \
 	./api/routing/v1:FuzzParseAndRoute \
 	./internal/routerproxy:FuzzScanBody \
-	./internal/routerproxy:FuzzScanForm
+	./internal/routerproxy:FuzzScanForm \
+	./internal/routerproxy/prefix:FuzzChatBlocks
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZTIME (default 10s) each.

@@ -175,7 +175,7 @@ type ProxySpec struct {
 	// +optional
 	APIKeySecretRef *LocalObjectReference `json:"apiKeySecretRef,omitempty"`
 
-	// balancing is how the proxy chooses among the ready pods of an InferenceService backend. LeastRequest sends each request to the less busy of two pods picked at random, counting the requests and open streams the proxy has in flight to each. PrefixAffinity sends requests whose prompts start the same way (the leading messages up to the first user message) to the same pod, so that its prefix cache is reused, as long as that pod is not busier than 1.25 times the mean; a request with an x-session-id header sticks to a pod by that header instead. External backends are not balanced by the proxy. Defaults to LeastRequest.
+	// balancing is how the proxy chooses among the ready pods of an InferenceService backend. LeastRequest sends each request to the less busy of two pods picked at random, counting the requests and open streams the proxy has in flight to each. PrefixAffinity sends a request to the pod that was sent the longest start of its prompt's text (in blocks of 128 bytes, so conversations sharing a system prompt meet on one pod and a conversation's next turn follows its earlier turns), so that its prefix cache is reused, as long as that pod is not busier than 1.25 times the mean; with no such pod, least request; a request with an x-session-id header sticks to a pod by that header instead. External backends are not balanced by the proxy. Defaults to LeastRequest.
 	// +optional
 	// +kubebuilder:validation:Enum=LeastRequest;PrefixAffinity
 	Balancing *BalancingPolicy `json:"balancing,omitempty"`

@@ -4,8 +4,9 @@ Copyright 2026 The LLMKube Authors.
 Licensed under the Apache License, Version 2.0.
 */
 
-// Command bench-balancing compares round robin (what a ClusterIP gives), least request and prefix
-// affinity on simulated pods (test/benchbalance). `make bench-balancing` runs it.
+// Command bench-balancing compares round robin (what a ClusterIP gives), least request, and
+// prefix affinity as a ring (before) and as the prefix scorer (now) on simulated pods with a
+// prefix cache (test/benchbalance). `make bench-balancing` runs it.
 package main
 
 import (
@@ -24,11 +25,16 @@ func main() {
 	o := benchbalance.Options{}
 	flag.IntVar(&o.Pods, "pods", 4, "Simulated pods.")
 	flag.IntVar(&o.Slots, "slots", 4, "Requests a pod serves at once.")
-	flag.DurationVar(&o.Miss, "miss", 40*time.Millisecond, "Service time of a request whose prefix is not cached.")
-	flag.DurationVar(&o.Hit, "hit", 10*time.Millisecond, "Service time of a request whose prefix is cached.")
-	flag.IntVar(&o.CacheSize, "cache", 16, "Prefixes a pod's cache holds.")
-	flag.IntVar(&o.Prefixes, "prefixes", 64, "Distinct prompt prefixes.")
-	flag.Float64Var(&o.ZipfS, "zipf", 1.1, "Zipf exponent of the prefixes' popularity (> 1).")
+	flag.DurationVar(&o.Hit, "hit", 10*time.Millisecond, "Service time of a request whose whole prompt is in the pod's prefix cache (its decode).")
+	flag.DurationVar(&o.Prefill, "prefill", time.Millisecond, "Service time added per 128-byte prompt block not in the pod's prefix cache.")
+	flag.IntVar(&o.CacheBlocks, "cache-blocks", 512, "Prompt blocks a pod's prefix cache holds (LRU).")
+	flag.IntVar(&o.Prefixes, "prefixes", 64, "Popular prompts: distinct system prompts.")
+	flag.IntVar(&o.PromptBlocks, "prompt-blocks", 30, "Popular prompts: blocks of each system prompt.")
+	flag.Float64Var(&o.ZipfS, "zipf", 1.1, "Popular prompts: Zipf exponent of the system prompts' popularity (> 1).")
+	flag.IntVar(&o.SystemPrompts, "system-prompts", 4, "Conversations: distinct long system prompts.")
+	flag.IntVar(&o.SystemBytes, "system-bytes", 4096, "Conversations: bytes of the shortest system prompt.")
+	flag.IntVar(&o.Users, "users", 64, "Conversations: users, each on one system prompt.")
+	flag.IntVar(&o.Turns, "turns", 8, "Conversations: turns of a conversation before its user starts another.")
 	flag.Float64Var(&o.Rate, "rate", 300, "Arrivals per second.")
 	flag.DurationVar(&o.Duration, "d", 5*time.Second, "Arrivals last this long per policy.")
 	flag.DurationVar(&o.Drain, "drain", 10*time.Second, "Longest wait for queued requests after the arrivals.")
@@ -42,8 +48,10 @@ func main() {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	scenarios := []benchbalance.Scenario{
-		{Name: "Equal pods", SlowFactor: 1},
-		{Name: fmt.Sprintf("One pod %d times slower", *slow), SlowFactor: *slow},
+		{Name: "Popular prompts, equal pods", SlowFactor: 1, Workload: benchbalance.Popular},
+		{Name: fmt.Sprintf("Popular prompts, one pod %d times slower", *slow), SlowFactor: *slow, Workload: benchbalance.Popular},
+		{Name: "Shared system prompts and multi-turn conversations, equal pods", SlowFactor: 1, Workload: benchbalance.Conversations},
+		{Name: fmt.Sprintf("Shared system prompts and multi-turn conversations, one pod %d times slower", *slow), SlowFactor: *slow, Workload: benchbalance.Conversations},
 	}
 	before := benchbalance.LoadAverage()
 	var results [][]benchbalance.Result

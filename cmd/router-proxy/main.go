@@ -27,6 +27,8 @@ import (
 
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
 	"github.com/llmkube/operator/internal/routerproxy"
+	"github.com/llmkube/operator/internal/routerproxy/balance"
+	"github.com/llmkube/operator/internal/routerproxy/prefix"
 	"github.com/llmkube/operator/version"
 )
 
@@ -52,6 +54,9 @@ func main() {
 		syncTimeout    = flag.Duration("endpoints-sync-timeout", 5*time.Second, "How long the proxy waits at start for the EndpointSlices before serving (through the Service URLs until they arrive).")
 		podTries       = flag.Int("pod-tries", 3, "Pods one request may try on one backend before its rule's next backend.")
 		loadFactor     = flag.Float64("affinity-load-factor", 1.25, "PrefixAffinity: a pod takes the requests of its prefixes while its outstanding requests stay at most this times the mean (> 1).")
+		blockBytes     = flag.Int("prefix-block-bytes", prefix.DefaultBlockBytes, "PrefixAffinity: bytes of prompt text per hashed block (about a quarter as many tokens).")
+		maxBlocks      = flag.Int("prefix-max-blocks", prefix.DefaultMaxBlocks, "PrefixAffinity: most blocks hashed per request; prompts agreeing on this many blocks are treated as one.")
+		blocksPerPod   = flag.Int("prefix-blocks-per-pod", balance.DefaultBlocksPerPod, "PrefixAffinity: block hashes remembered per pod (an LRU standing in for its prefix cache; about 55 bytes each).")
 	)
 	flag.Parse()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
@@ -59,6 +64,11 @@ func main() {
 	if *showVersion {
 		fmt.Println(version.Version, routingv1.Version)
 		return
+	}
+	for name, v := range map[string]int{"prefix-block-bytes": *blockBytes, "prefix-max-blocks": *maxBlocks, "prefix-blocks-per-pod": *blocksPerPod} {
+		if v < 1 {
+			fail(log, fmt.Errorf("--%s must be at least 1, not %d", name, v))
+		}
 	}
 	data, err := os.ReadFile(*config)
 	if err != nil {
@@ -78,6 +88,7 @@ func main() {
 	}
 	balancer := routerproxy.NewBalancer(doc, routerproxy.BalancerOptions{
 		FailureThreshold: *threshold, Cooldown: *cooldown, MaxPodTries: *podTries, LoadFactor: *loadFactor, Log: log, Registerer: reg,
+		PrefixBlockBytes: *blockBytes, PrefixMaxBlocks: *maxBlocks, PrefixBlocksPerPod: *blocksPerPod,
 	})
 	proxy, err := routerproxy.New(routerproxy.Options{
 		Document: doc, Getenv: os.Getenv,

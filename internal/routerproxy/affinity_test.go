@@ -8,11 +8,15 @@ package routerproxy
 
 import (
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
+	"github.com/llmkube/operator/internal/routerproxy/balance"
 )
 
-func key(t *testing.T, path, body string, session string) (uint64, bool) {
+func affinityOf(t *testing.T, b *Balancer, path, body, session string) balance.Request {
 	t.Helper()
 	r := httptest.NewRequest("POST", path, strings.NewReader(body))
 	if session != "" {
@@ -22,42 +26,53 @@ func key(t *testing.T, path, body string, session string) (uint64, bool) {
 	if e != nil {
 		t.Fatal(e.code)
 	}
-	return affinityKey(r, []byte(body), rb)
+	return b.affinity(r, []byte(body), rb)
 }
 
-// What docs/router.md says is hashed: the leading messages through the first user message, the
-// model, a completion prompt's start, or the session header; nothing for other requests.
-func TestAffinityKey(t *testing.T) {
+// What PrefixAffinity chooses by: the blocks of the prompt's text (chat messages, a completion
+// prompt, a Responses request's instructions and input), the same for any spelling of the same
+// JSON; the session header as a key; nothing for other requests.
+func TestAffinity(t *testing.T) {
+	b := NewBalancer(&routingv1.Document{}, BalancerOptions{PrefixBlockBytes: 16})
 	chat := "/v1/chat/completions"
-	first, _ := key(t, chat, `{"model":"m","messages":[{"role":"system","content":"S"},{"role":"user","content":"Q1"}]}`, "")
-	later, _ := key(t, chat, `{"model":"m","messages":[{"role":"system","content":"S"},{"role":"user","content":"Q1"},{"role":"assistant","content":"A1"},{"role":"user","content":"Q2"}]}`, "")
-	if first != later {
-		t.Error("a conversation's later turn has another key than its first")
+	sys := strings.Repeat("You are terse. ", 8)
+	first := affinityOf(t, b, chat, `{"model":"m","messages":[{"role":"system","content":"`+sys+`"},{"role":"user","content":"Q1"}]}`, "")
+	later := affinityOf(t, b, chat, `{"model":"m","messages":[{"role":"system","content":"`+sys+`"},{"role":"user","content":"Q1"},{"role":"assistant","content":"A1"},{"role":"user","content":"Q2"}]}`, "")
+	respelled := affinityOf(t, b, chat, "{ \"messages\" : [ {\"content\":\""+sys+"\",\n \"role\":\"system\"}, {\"content\":\"Q\\u0031\",\"role\":\"user\"} ],\"stream\":false, \"model\":\"m\"}", "")
+	if first.HasKey || len(first.Blocks) < 7 {
+		t.Fatalf("chat: key %v, %d blocks", first.HasKey, len(first.Blocks))
 	}
-	for _, other := range []string{
-		`{"model":"m","messages":[{"role":"system","content":"S"},{"role":"user","content":"other"}]}`,
-		`{"model":"m2","messages":[{"role":"system","content":"S"},{"role":"user","content":"Q1"}]}`,
-		`{"model":"m","messages":[{"role":"system","content":"T"},{"role":"user","content":"Q1"}]}`,
-	} {
-		if k, _ := key(t, chat, other, ""); k == first {
-			t.Errorf("same key for %s", other)
-		}
+	if !slices.Equal(later.Blocks[:len(first.Blocks)], first.Blocks) {
+		t.Error("a conversation's later turn does not start with its first turn's blocks")
 	}
-	s1, ok1 := key(t, chat, `{"model":"m","messages":[{"role":"user","content":"a"}]}`, "sess")
-	s2, ok2 := key(t, chat, `{"model":"x","messages":[{"role":"user","content":"b"}]}`, "sess")
-	if !ok1 || !ok2 || s1 != s2 {
+	if !slices.Equal(respelled.Blocks, first.Blocks) {
+		t.Error("the same messages with another key order, whitespace and escapes have other blocks")
+	}
+	if other := affinityOf(t, b, chat, `{"model":"m2","messages":[{"role":"system","content":"`+sys+`"},{"role":"user","content":"Q1"}]}`, ""); other.Blocks[0] == first.Blocks[0] {
+		t.Error("another model shares the first block")
+	}
+	pinned := affinityOf(t, b, chat, `{"model":"m","messages":[{"role":"user","content":"a"}]}`, "sess")
+	pinned2 := affinityOf(t, b, chat, `{"model":"x","messages":[{"role":"user","content":"b"}]}`, "sess")
+	if !pinned.HasKey || !pinned2.HasKey || pinned.Key != pinned2.Key {
 		t.Error("x-session-id does not pin")
 	}
 	long := strings.Repeat("x", 5000)
-	c1, ok := key(t, "/v1/completions", `{"model":"m","prompt":"`+long+`A"}`, "")
-	c2, _ := key(t, "/v1/completions", `{"model":"m","prompt":"`+long+`B"}`, "")
-	if !ok || c1 != c2 {
-		t.Error("completion prompts agreeing on their first 4096 bytes have different keys")
+	c1 := affinityOf(t, b, "/v1/completions", `{"model":"m","prompt":"`+long+`A"}`, "")
+	c2 := affinityOf(t, b, "/v1/completions", `{"model":"m","prompt":"`+long+`BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"}`, "")
+	if len(c1.Blocks) != 312 || len(c2.Blocks) != 315 || !slices.Equal(c1.Blocks, c2.Blocks[:312]) {
+		t.Errorf("completions: %d and %d blocks", len(c1.Blocks), len(c2.Blocks))
 	}
-	if _, ok := key(t, "/v1/embeddings", `{"model":"m","input":"hello"}`, ""); ok {
-		t.Error("embeddings have no key")
+	r1 := affinityOf(t, b, "/v1/responses", `{"model":"m","instructions":"`+sys+`","input":"hello"}`, "")
+	r2 := affinityOf(t, b, "/v1/responses", `{"input":[{"role":"user","content":"hello"}],"model":"m","instructions":"`+sys+`"}`, "")
+	if len(r1.Blocks) == 0 || !slices.Equal(r1.Blocks, r2.Blocks) {
+		t.Errorf("responses: %d blocks, a string input and one user item differ", len(r1.Blocks))
 	}
-	if _, ok := key(t, "/v1/completions", `{"model":"m","prompt":[1,2,3]}`, ""); ok {
-		t.Error("token-array prompts have no key")
+	for _, none := range []struct{ path, body string }{
+		{"/v1/embeddings", `{"model":"m","input":"` + long + `"}`},
+		{"/v1/completions", `{"model":"m","prompt":[1,2,3]}`},
+	} {
+		if pr := affinityOf(t, b, none.path, none.body, ""); pr.HasKey || pr.Blocks != nil {
+			t.Errorf("%s %s: %+v", none.path, none.body, pr)
+		}
 	}
 }

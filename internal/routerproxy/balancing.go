@@ -18,6 +18,7 @@ import (
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
 	"github.com/llmkube/operator/internal/routerproxy/balance"
 	"github.com/llmkube/operator/internal/routerproxy/endpoints"
+	"github.com/llmkube/operator/internal/routerproxy/prefix"
 )
 
 // Balancer chooses the pod of each InferenceService backend that names its Service in the
@@ -35,6 +36,11 @@ type Balancer struct {
 	fallback  *prometheus.GaugeVec
 	ejections *prometheus.CounterVec
 	retries   *prometheus.CounterVec
+	// prefixBlocks counts the prompt blocks of PrefixAffinity's picks, by whether the chosen pod
+	// had been sent them (hit) or not (miss).
+	prefixBlocks *prometheus.CounterVec
+
+	hasher *prefix.Hasher
 }
 
 // balancerState is what one routing document says: swapped whole on a reload.
@@ -53,8 +59,15 @@ type BalancerOptions struct {
 	MaxPodTries int
 	// LoadFactor is PrefixAffinity's bound: c of consistent hashing with bounded loads.
 	LoadFactor float64
-	Log        *slog.Logger
-	Registerer prometheus.Registerer
+	// PrefixBlockBytes, PrefixMaxBlocks and PrefixBlocksPerPod size PrefixAffinity's prefix
+	// scoring: the block size in bytes of prompt text, the most blocks hashed per request, and the
+	// block hashes remembered per pod. Zero takes the defaults (prefix.DefaultBlockBytes,
+	// prefix.DefaultMaxBlocks, balance.DefaultBlocksPerPod).
+	PrefixBlockBytes   int
+	PrefixMaxBlocks    int
+	PrefixBlocksPerPod int
+	Log                *slog.Logger
+	Registerer         prometheus.Registerer
 }
 
 // NewBalancer prepares the pools of doc's backends with a Service.
@@ -79,9 +92,13 @@ func NewBalancer(doc *routingv1.Document, o BalancerOptions) *Balancer {
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "llmkube_router_pod_retries_total", Help: "Attempts that failed on one pod and were tried again on another pod of the same backend, by backend.",
 		}, []string{"backend"}),
+		prefixBlocks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "llmkube_router_prefix_blocks_total", Help: "PrefixAffinity: prompt blocks of the requests sent to an InferenceService pod, by backend and result: hit when the proxy had sent that pod the same prefix before (it is likely in the pod's prefix cache), miss otherwise. hit / (hit + miss) is the prefix hit ratio.",
+		}, []string{"backend", "result"}),
+		hasher: prefixHasher(o),
 	}
 	if o.Registerer != nil {
-		o.Registerer.MustRegister(b.pods, b.fallback, b.ejections, b.retries, ejectedCollector{b})
+		o.Registerer.MustRegister(b.pods, b.fallback, b.ejections, b.retries, b.prefixBlocks, ejectedCollector{b})
 	}
 	b.reload(doc)
 	return b
@@ -101,7 +118,7 @@ func (b *Balancer) reload(doc *routingv1.Document) {
 			s.pools[be.Name] = old.pools[be.Name]
 			continue
 		}
-		s.pools[be.Name] = &balance.Pool{Threshold: b.o.FailureThreshold, Cooldown: b.o.Cooldown, LoadFactor: b.o.LoadFactor}
+		s.pools[be.Name] = &balance.Pool{Threshold: b.o.FailureThreshold, Cooldown: b.o.Cooldown, LoadFactor: b.o.LoadFactor, BlocksPerPod: b.o.PrefixBlocksPerPod}
 	}
 	b.state.Store(s)
 }
@@ -163,16 +180,26 @@ func (p *Proxy) tryBackend(w http.ResponseWriter, x *exchange, req *upstreamRequ
 	if pool == nil || pool.Len() == 0 {
 		return p.settle(w, x, req, b, nil, p.attempt(x, req, b, nil), last, false) == done
 	}
-	pr := balance.Request{AllowEjected: last}
+	var pr balance.Request
 	if policy == routingv1.BalancingPrefixAffinity {
-		pr.Key, pr.HasKey = affinityKey(req.r, req.body, req.rb)
+		pr = p.balancer.affinity(req.r, req.body, req.rb)
 	}
+	pr.AllowEjected = last
 	maxTries := p.balancer.o.MaxPodTries
 	for try := range maxTries {
 		now := time.Now()
-		pod := pool.Pick(pr, now)
+		pod, matched := pool.Choose(pr, now)
 		if pod == nil {
 			break
+		}
+		if len(pr.Blocks) > 0 {
+			// The pod is told the prompt's blocks when it is chosen, as the scorer it stands in
+			// for does: a request that fails on it moves on, and the pod's LRU soon forgets.
+			pool.Remember(pod, pr.Blocks)
+			if try == 0 {
+				p.balancer.prefixBlocks.WithLabelValues(b.name, "hit").Add(float64(matched))
+				p.balancer.prefixBlocks.WithLabelValues(b.name, "miss").Add(float64(len(pr.Blocks) - matched))
+			}
 		}
 		pr.Tried = append(pr.Tried, pod)
 		morePods := try < maxTries-1 && pool.Remaining(pr, now) > 0

@@ -17,16 +17,19 @@ import (
 
 // requestBody is what the proxy needs from a request body: the model, where its value sits (to
 // rewrite it without re-encoding the rest), whether the client asked for a stream, and where the
-// values prefix affinity hashes sit (messages, prompt). Spans are offsets into the body: nothing
+// values prefix affinity hashes sit (messages, prompt, input, instructions). Spans are offsets into the body: nothing
 // of the body is copied.
 type requestBody struct {
 	model      string
 	modelStart int
 	modelEnd   int
 	stream     bool
-	// messages and prompt are the spans of those top-level values, [0,0) when absent.
-	messagesStart, messagesEnd int
-	promptStart, promptEnd     int
+	// messages, prompt, input and instructions are the spans of those top-level values, [0,0)
+	// when absent (prefix scoring reads them: affinity.go).
+	messagesStart, messagesEnd         int
+	promptStart, promptEnd             int
+	inputStart, inputEnd               int
+	instructionsStart, instructionsEnd int
 	// form says the body is multipart/form-data: the model span is the bare text of its model
 	// field, which a rewrite replaces with the bare name (form.go).
 	form bool
@@ -151,6 +154,10 @@ func scanBody(body []byte) (requestBody, *apiError) {
 			rb.messagesStart, rb.messagesEnd = start, end
 		case "prompt":
 			rb.promptStart, rb.promptEnd = start, end
+		case "input":
+			rb.inputStart, rb.inputEnd = start, end
+		case "instructions":
+			rb.instructionsStart, rb.instructionsEnd = start, end
 		case "stream_options":
 			soStart, soEnd = start, end
 		}
@@ -183,6 +190,10 @@ func keyName(quoted []byte) string {
 			return "messages"
 		case "prompt":
 			return "prompt"
+		case "input":
+			return "input"
+		case "instructions":
+			return "instructions"
 		case "stream_options":
 			return "stream_options"
 		case "include_usage":

@@ -10,15 +10,23 @@ import (
 	"bytes"
 	"encoding/json"
 	"mime/multipart"
+	"net/http/httptest"
 	"testing"
+
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
 )
 
-// FuzzScanBody: any body either gets a 400 or yields the model encoding/json reads from it, and
-// rewriting the model changes that value and nothing else.
+// fuzzBalancer has small blocks so that fuzzed prompts fill some.
+var fuzzBalancer = NewBalancer(&routingv1.Document{}, BalancerOptions{PrefixBlockBytes: 4, PrefixMaxBlocks: 16})
+
+// FuzzScanBody: any body either gets a 400 or yields the model encoding/json reads from it,
+// rewriting the model changes that value and nothing else, and its prompt's blocks are computed
+// without a panic.
 func FuzzScanBody(f *testing.F) {
 	f.Add([]byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true}`))
 	f.Add([]byte(` { "a" : [1,{"model":"x"}], "model" :"\u00e9\"" } `))
 	f.Add([]byte(`{"model":"a","model":"b"}`))
+	f.Add([]byte(`{"model":"m","instructions":"be brief","input":[{"role":"user","content":[{"type":"input_text","text":"hi \u00e9"}]},{"type":"function_call_output","output":"x"}],"prompt":"once upon a time"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rb, e := scanBody(body)
 		if e != nil {
@@ -42,6 +50,14 @@ func FuzzScanBody(f *testing.F) {
 		}
 		if string(out[:rb.modelStart]) != string(body[:rb.modelStart]) || string(out[again.modelEnd:]) != string(body[rb.modelEnd:]) {
 			t.Fatalf("rewrite changed more than the model: %s", out)
+		}
+		// The prompt's blocks, from the spans the scan found, for every path that has them: any
+		// accepted body, never a panic, never more than the cap.
+		for _, path := range []string{"/v1/chat/completions", "/v1/completions", "/v1/responses"} {
+			r := httptest.NewRequest("POST", path, nil)
+			if pr := fuzzBalancer.affinity(r, body, rb); len(pr.Blocks) > fuzzBalancer.hasher.MaxBlocks {
+				t.Fatalf("%s: %d blocks, cap %d", path, len(pr.Blocks), fuzzBalancer.hasher.MaxBlocks)
+			}
 		}
 		if rb.usageEdit == nil {
 			return

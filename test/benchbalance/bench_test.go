@@ -16,13 +16,30 @@ import (
 // A short run of every policy: it completes, counts every arrival once, and the report has a row
 // per policy. It asserts no times (the machine is shared).
 func TestSmoke(t *testing.T) {
-	o := Options{Pods: 3, Slots: 2, Miss: 4 * time.Millisecond, Hit: time.Millisecond, CacheSize: 4, Prefixes: 16, ZipfS: 1.1,
+	o := Options{Pods: 3, Slots: 2, Hit: time.Millisecond, Prefill: 100 * time.Microsecond, CacheBlocks: 64, Prefixes: 16, PromptBlocks: 8, ZipfS: 1.1,
+		SystemPrompts: 2, SystemBytes: 1024, Users: 8, Turns: 4,
 		Rate: 200, Duration: 300 * time.Millisecond, Drain: 5 * time.Second, Seed: 1, LoadFactor: 1.25}
-	sc := []Scenario{{Name: "equal", SlowFactor: 1}}
-	res, err := Run(context.Background(), o, sc[0])
-	if err != nil {
-		t.Fatal(err)
+	sc := []Scenario{{Name: "equal", SlowFactor: 1, Workload: Popular}, {Name: "conversations", SlowFactor: 1, Workload: Conversations}}
+	for i := range sc {
+		res, err := Run(context.Background(), o, sc[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, res)
+		if i == 0 {
+			md := Markdown(o, sc[:1], [][]Result{res}, "0 0 0", "0 0 0", "test")
+			for _, p := range Policies {
+				if !strings.Contains(md, "| "+string(p)+" |") {
+					t.Errorf("no row for %s:\n%s", p, md)
+				}
+			}
+		}
 	}
+}
+
+// check: every arrival counted once, by every policy, and a cache-hit ratio strictly between 0 and 1.
+func check(t *testing.T, res []Result) {
+	t.Helper()
 	for _, r := range res {
 		served := 0
 		for _, n := range r.PerPod {
@@ -31,14 +48,11 @@ func TestSmoke(t *testing.T) {
 		if r.Requests == 0 || served != r.Requests || r.Unfinished != 0 {
 			t.Errorf("%s: %d requests, %d served by pods, %d unfinished", r.Policy, r.Requests, served, r.Unfinished)
 		}
+		if r.HitRatio <= 0 || r.HitRatio >= 1 {
+			t.Errorf("%s: cache-hit ratio %.2f", r.Policy, r.HitRatio)
+		}
 		if r.Requests != res[0].Requests {
 			t.Errorf("%s saw %d arrivals, %s %d: the arrival sequence differs", r.Policy, r.Requests, res[0].Policy, res[0].Requests)
-		}
-	}
-	md := Markdown(o, sc, [][]Result{res}, "0 0 0", "0 0 0", "test")
-	for _, p := range Policies {
-		if !strings.Contains(md, "| "+string(p)+" |") {
-			t.Errorf("no row for %s:\n%s", p, md)
 		}
 	}
 }

@@ -38,9 +38,9 @@ func anchors(t *testing.T, path string) map[string]bool {
 }
 
 // pending are pages other branches of the same release add (docs/performance.md: the benchmark
-// branch of issue 30; docs/router-balancing.md: the prefix-scorer branch). Links to them are
+// branch of issue 30). Links to them are
 // allowed while they are missing; delete an entry once its page is merged.
-var pending = map[string]bool{"performance.md": true, "router-balancing.md": true}
+var pending = map[string]bool{"performance.md": true}
 
 // Every relative link of the README and docs/ lands on a file, and every #anchor on a heading of
 // it; so do the links the chart prints and the runbook URLs of its alerts.

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -397,7 +398,7 @@ var _ = Describe("Router proxy balancing over InferenceService pods", func() {
 		Expect(spare.requests()).To(HaveLen(1))
 	})
 
-	It("sends prompts that start alike to the same pod, pins a session by x-session-id, and spreads different prompts [R13]", func() {
+	It("sends conversations sharing a system prompt to the pod that has it, keeps a conversation on its pod turn after turn whatever its JSON spelling, pins a session by x-session-id, and spreads different prompts [R13]", func() {
 		ns := newNamespace()
 		sa := balancedRouter(ns, func(r *inferencev1alpha1.ModelRouter) {
 			r.Spec.Proxy = &inferencev1alpha1.ProxySpec{Balancing: ptr.To(inferencev1alpha1.BalancingPrefixAffinity)}
@@ -413,25 +414,56 @@ var _ = Describe("Router proxy balancing over InferenceService pods", func() {
 		p := startBalancingProxy(ns, kubeconfig)
 		Eventually(func() float64 { return podsMetric(p) }).Should(Equal(4.0))
 
-		homes := map[string]bool{}
-		for prompt := range 8 {
-			system := fmt.Sprintf("You are assistant number %d. %s", prompt, "Answer briefly.")
-			seen := map[string]int{}
-			for turn := range 5 {
-				conv := []openaiMessage{{"system", system}, {"user", "first question"}}
-				for t := range turn { // later turns differ; the leading messages do not
-					conv = append(conv, openaiMessage{"assistant", fmt.Sprintf("answer %d", t)}, openaiMessage{"user", fmt.Sprintf("follow-up %d", t)})
-				}
-				who, err := chatAs(p, int64(prompt*10+turn), conv)
-				Expect(err).NotTo(HaveOccurred())
-				seen[who]++
+		// conversation is a system prompt, then turns of (user, assistant) and a last question.
+		conversation := func(system, user string, turns int) []openaiMessage {
+			conv := []openaiMessage{{"system", system}, {"user", user}}
+			for t := range turns {
+				conv = append(conv, openaiMessage{"assistant", fmt.Sprintf("Answer %d to %s, in a few sentences of text.", t, user)},
+					openaiMessage{"user", fmt.Sprintf("Follow-up question %d of %s, long enough to fill a block or two.", t, user)})
 			}
-			Expect(seen).To(HaveLen(1), "one conversation's turns went to %v", seen)
-			for who := range seen {
-				homes[who] = true
+			return conv
+		}
+		homes := map[string]bool{}
+		for s := range 8 {
+			// System prompts of about 3 KB, longer than the 4 KB the former key stopped at once
+			// the JSON's quoting is added: 20 blocks of 128 bytes or more.
+			system := fmt.Sprintf("You are assistant number %d. ", s) + strings.Repeat(fmt.Sprintf("Rule %d: answer briefly and cite sources. ", s), 70)
+			home, err := chatAs(p, int64(s*100), conversation(system, "alice", 0))
+			Expect(err).NotTo(HaveOccurred())
+			homes[home] = true
+			for turn := range 5 {
+				for _, user := range []string{"alice", "bob"} {
+					who, err := chatAs(p, int64(s*100+turn*2+1), conversation(system, user, turn))
+					Expect(err).NotTo(HaveOccurred())
+					Expect(who).To(Equal(home), "system prompt %d: %s's turn %d went to %s, not to %s where the system prompt and the conversation are", s, user, turn, who, home)
+				}
 			}
 		}
 		Expect(len(homes)).To(BeNumerically(">=", 2), "8 different system prompts all went to %v", homes)
+		Expect(p.metric(`llmkube_router_prefix_blocks_total{backend="local",result="hit"}`)).To(BeNumerically(">", 0))
+		Expect(p.metric(`llmkube_router_prefix_blocks_total{backend="local",result="miss"}`)).To(BeNumerically(">", 0))
+
+		By("the same conversation with its JSON keys reordered and reindented goes to the same pod")
+		system := "You are a translator. " + strings.Repeat("Translate faithfully, keep names and numbers. ", 20)
+		home, err := chatAs(p, 900, conversation(system, "carol", 1))
+		Expect(err).NotTo(HaveOccurred())
+		for i := range 5 {
+			body := fmt.Sprintf("{\n  \"messages\": [\n    {\"content\": %q, \"role\": \"system\"},\n    {\"content\": \"carol\", \"role\": \"user\"},"+
+				"\n    {\"content\": \"Answer 0 to carol, in a few sentences of text.\", \"role\": \"assistant\"},"+
+				"\n    {\"role\": \"user\", \"content\": \"Follow-up question 0 of carol, long enough to fill a block or two.\"},"+
+				"\n    {\"role\": \"assistant\", \"content\": \"ok\"}, {\"role\": \"user\", \"content\": \"and then %d?\"}\n  ],\n  \"model\": \"llama-3\"\n}", system, i)
+			resp, err := http.Post(p.url("/v1/chat/completions"), "application/json", strings.NewReader(body))
+			Expect(err).NotTo(HaveOccurred())
+			var out struct {
+				Choices []struct {
+					Message struct{ Content string } `json:"message"`
+				} `json:"choices"`
+			}
+			Expect(json.NewDecoder(resp.Body).Decode(&out)).To(Succeed())
+			_ = resp.Body.Close()
+			Expect(out.Choices).NotTo(BeEmpty())
+			Expect(out.Choices[0].Message.Content).To(Equal(home), "the conversation respelled went elsewhere")
+		}
 
 		By("x-session-id pins requests whatever their prompt")
 		seen := map[string]int{}

@@ -19,6 +19,9 @@ type Request struct {
 	// load stays within the bound (consistent hashing with bounded loads).
 	Key    uint64
 	HasKey bool
+	// Blocks, when set and there is no key, asks for prefix scoring: the chain hashes of the
+	// prompt's blocks (internal/routerproxy/prefix), first block first.
+	Blocks []uint64
 	// Tried are pods this request already failed on: never picked again for it.
 	Tried []*Endpoint
 	// AllowEjected lets an ejected pod be picked when no other is left (the request's last
@@ -26,13 +29,23 @@ type Request struct {
 	AllowEjected bool
 }
 
-// Pick chooses a pod for r, or nil when none is left. Without a key: the one with fewer
-// outstanding requests of two picked at random (power of two choices), which avoids the herd a
-// global least-loaded choice causes among proxy replicas while still steering around a slow pod.
+// Pick chooses a pod for r, or nil when none is left. With a key: consistent hashing with
+// bounded loads (bounded). With blocks: the pod that was sent the longest prefix of them, within
+// the same load bound (scored). Otherwise, and when no pod within the bound was sent the first
+// block: least request, the one with fewer outstanding requests of two picked at random (power
+// of two choices), which avoids the herd a global least-loaded choice causes among proxy
+// replicas while still steering around a slow pod.
 func (p *Pool) Pick(r Request, now time.Time) *Endpoint {
+	e, _ := p.Choose(r, now)
+	return e
+}
+
+// Choose is Pick that also says how many of r.Blocks the chosen pod was sent already, whatever
+// chose it (0 without blocks).
+func (p *Pool) Choose(r Request, now time.Time) (*Endpoint, int) {
 	s := p.snap.Load()
 	if s == nil || len(s.eps) == 0 {
-		return nil
+		return nil, 0
 	}
 	cands := p.candidates(s, r, now.UnixNano(), false)
 	if len(cands) == 0 && r.AllowEjected {
@@ -40,10 +53,22 @@ func (p *Pool) Pick(r Request, now time.Time) *Endpoint {
 	}
 	switch {
 	case len(cands) == 0:
-		return nil
+		return nil, 0
 	case r.HasKey:
-		return p.bounded(s, cands, r.Key)
-	case len(cands) == 1:
+		e := p.bounded(s, cands, r.Key)
+		return e, e.sent.match(r.Blocks)
+	case len(r.Blocks) > 0:
+		if e, n := p.scored(cands, r.Blocks); e != nil {
+			return e, n
+		}
+	}
+	e := leastRequest(cands)
+	return e, e.sent.match(r.Blocks)
+}
+
+// leastRequest is the less busy of two of cands picked at random.
+func leastRequest(cands []*Endpoint) *Endpoint {
+	if len(cands) == 1 {
 		return cands[0]
 	}
 	i := rand.IntN(len(cands))
@@ -82,10 +107,9 @@ func (p *Pool) candidates(s *snapshot, r Request, now int64, ejectedToo bool) []
 	return out
 }
 
-// bounded walks the ring from key and takes the first candidate whose load, with this request,
-// stays within ceil(c * (total+1) / n) (Mirrokni, Thorup, Zadimoghaddam, "Consistent Hashing
-// with Bounded Loads", 2018); when none does, the least loaded candidate.
-func (p *Pool) bounded(s *snapshot, cands []*Endpoint, key uint64) *Endpoint {
+// limit is the bound of a pod's load with this request: ceil(c * (total+1) / n) (Mirrokni,
+// Thorup, Zadimoghaddam, "Consistent Hashing with Bounded Loads", 2018).
+func (p *Pool) limit(cands []*Endpoint) int64 {
 	c := p.LoadFactor
 	if c <= 1 {
 		c = 1.25
@@ -94,7 +118,41 @@ func (p *Pool) bounded(s *snapshot, cands []*Endpoint, key uint64) *Endpoint {
 	for _, e := range cands {
 		total += e.Outstanding()
 	}
-	limit := int64(math.Ceil(c * float64(total+1) / float64(len(cands))))
+	return int64(math.Ceil(c * float64(total+1) / float64(len(cands))))
+}
+
+// scored is the candidate within the load bound that was sent the longest prefix of blocks, and
+// that length; among equal lengths the one with the fewest outstanding requests (at random among
+// equals). nil when no candidate within the bound was sent even the first block: the caller then
+// takes least request. This is the prefix scorer of the Gateway API Inference Extension reduced
+// to what one proxy knows: the prompts it sent each pod stand in for the pod's prefix cache.
+func (p *Pool) scored(cands []*Endpoint, blocks []uint64) (*Endpoint, int) {
+	limit := p.limit(cands)
+	var best *Endpoint
+	bestN, ties := 0, 0
+	for _, e := range cands {
+		if e.Outstanding()+1 > limit {
+			continue
+		}
+		n := e.sent.match(blocks)
+		switch {
+		case n == 0 || n < bestN:
+			continue
+		case n > bestN || e.Outstanding() < best.Outstanding():
+			best, bestN, ties = e, n, 1
+		case e.Outstanding() == best.Outstanding():
+			if ties++; rand.IntN(ties) == 0 {
+				best = e
+			}
+		}
+	}
+	return best, bestN
+}
+
+// bounded walks the ring from key and takes the first candidate whose load, with this request,
+// stays within the limit; when none does, the least loaded candidate.
+func (p *Pool) bounded(s *snapshot, cands []*Endpoint, key uint64) *Endpoint {
+	limit := p.limit(cands)
 	if e := s.ring.walk(key, func(e *Endpoint) bool {
 		return slices.Contains(cands, e) && e.Outstanding()+1 <= limit
 	}); e != nil {

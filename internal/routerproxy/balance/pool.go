@@ -21,6 +21,8 @@ type Endpoint struct {
 	outstanding atomic.Int64
 	// health is its run of failures and its ejection.
 	health Health
+	// sent are the prompt blocks the proxy sent e (prefix scoring).
+	sent blocks
 }
 
 // Health is e's run of failures and its ejection.
@@ -49,6 +51,9 @@ type Pool struct {
 	// LoadFactor is c of consistent hashing with bounded loads: a pod takes a request for its
 	// key while its outstanding requests stay at most c times the mean. 1.25 when zero.
 	LoadFactor float64
+	// BlocksPerPod is how many prompt block hashes are remembered per pod for prefix scoring
+	// (an LRU); DefaultBlocksPerPod when zero.
+	BlocksPerPod int
 
 	mu   sync.Mutex // serialises Update
 	snap atomic.Pointer[snapshot]
@@ -121,6 +126,15 @@ func (p *Pool) Endpoints() []*Endpoint {
 // client; a timeout is not one). It reports whether this failure ejected e.
 func (p *Pool) Failed(e *Endpoint, now time.Time) bool {
 	return e.health.Failed(now, p.Threshold, p.Cooldown)
+}
+
+// Remember records that e was sent a prompt of these blocks (prefix scoring).
+func (p *Pool) Remember(e *Endpoint, hashes []uint64) {
+	capacity := p.BlocksPerPod
+	if capacity == 0 {
+		capacity = DefaultBlocksPerPod
+	}
+	e.sent.add(hashes, capacity)
 }
 
 // Succeeded ends e's run of failures.
