@@ -120,6 +120,14 @@ func (b *Balancer) reload(doc *routingv1.Document) {
 		}
 		s.pools[be.Name] = &balance.Pool{Threshold: b.o.FailureThreshold, Cooldown: b.o.Cooldown, LoadFactor: b.o.LoadFactor, BlocksPerPod: b.o.PrefixBlocksPerPod}
 	}
+	if s.policy == routingv1.BalancingPrefixAffinity {
+		// Both results exist at 0 from the start, so a dashboard's hit ratio and an alert on it
+		// have a series before the first request instead of "no data".
+		for name := range s.pools {
+			b.prefixBlocks.WithLabelValues(name, "hit")
+			b.prefixBlocks.WithLabelValues(name, "miss")
+		}
+	}
 	b.state.Store(s)
 }
 

@@ -33,3 +33,21 @@ func TestEjectedPodsAreCountedAtScrapeTime(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A PrefixAffinity backend's hit and miss series are
+// served at 0 as soon as its document loads; a LeastRequest router serves none.
+func TestPrefixBlocksAreZeroFilledForPrefixAffinity(t *testing.T) {
+	for _, policy := range []string{routingv1.BalancingPrefixAffinity, routingv1.BalancingLeastRequest} {
+		doc := &routingv1.Document{Balancing: policy, Backends: []routingv1.Backend{{Name: "llama", Kind: routingv1.KindInferenceService,
+			Service: &routingv1.Service{Namespace: "ns", Name: "llama", Port: "http"}}}}
+		reg := prometheus.NewPedanticRegistry()
+		b := NewBalancer(doc, BalancerOptions{Registerer: reg})
+		want := 0
+		if policy == routingv1.BalancingPrefixAffinity {
+			want = 2
+		}
+		if n := testutil.CollectAndCount(b.prefixBlocks, "llmkube_router_prefix_blocks_total"); n != want {
+			t.Errorf("%s: llmkube_router_prefix_blocks_total has %d series before any request, want %d (hit and miss for a PrefixAffinity backend)", policy, n, want)
+		}
+	}
+}

@@ -27,6 +27,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
@@ -121,6 +122,8 @@ var _ = Describe("Documented metrics, scraped from the real operator and router-
 			r.Spec.Backends = []inferencev1alpha1.Backend{isvcBackend("local", "llama"), isvcBackend("idle", "idle"),
 				externalAt("spare", "openai-compatible", spare.URL+"/v1", "")}
 			r.Spec.Rules = []inferencev1alpha1.RoutingRule{rule("all", "local", []string{"*"}, "spare")}
+			// PrefixAffinity, so the proxy serves its prefix hit counters as well.
+			r.Spec.Proxy = &inferencev1alpha1.ProxySpec{Balancing: ptr.To(inferencev1alpha1.BalancingPrefixAffinity)}
 		})
 		routerReady(ns, "r", "local", "idle", "spare")
 
