@@ -13,6 +13,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/llmkube/operator/internal/routerproxy/jsonwalk"
 )
 
 // requestBody is what the proxy needs from a request body: the model, where its value sits (to
@@ -107,7 +109,7 @@ func scanBody(body []byte) (requestBody, *apiError) {
 	malformed := func(err error) (requestBody, *apiError) {
 		return rb, invalidRequest(http.StatusBadRequest, "invalid_json", "", "We could not parse the JSON body of your request: "+err.Error())
 	}
-	i := skipSpace(body, 0)
+	i := jsonwalk.SkipSpace(body, 0)
 	if i == len(body) {
 		return malformed(errors.New("unexpected end of JSON input"))
 	}
@@ -124,18 +126,18 @@ func scanBody(body []byte) (requestBody, *apiError) {
 	bodyStart, soStart, soEnd := i, -1, -1
 	i++
 	for {
-		i = skipSpace(body, i)
+		i = jsonwalk.SkipSpace(body, i)
 		if body[i] == '}' {
 			break
 		}
 		if body[i] == ',' {
-			i = skipSpace(body, i+1)
+			i = jsonwalk.SkipSpace(body, i+1)
 		}
-		keyEnd := skipString(body, i)
+		keyEnd := jsonwalk.SkipString(body, i)
 		key := body[i:keyEnd]
-		i = skipSpace(body, keyEnd) + 1 // the colon
-		start := skipSpace(body, i)
-		end := skipValue(body, start)
+		i = jsonwalk.SkipSpace(body, keyEnd) + 1 // the colon
+		start := jsonwalk.SkipSpace(body, i)
+		end := jsonwalk.SkipValue(body, start)
 		i = end
 		raw := body[start:end]
 		switch keyName(key) {
@@ -206,58 +208,6 @@ func keyName(quoted []byte) string {
 	return s
 }
 
-// The skip functions walk JSON that json.Valid accepted; they return the offset after the value.
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(b)
-}
-
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				j = skipString(b, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(b)
-	}
-	j := i
-	for j < len(b) {
-		switch b[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return j
-		}
-		j++
-	}
-	return j
-}
-
 // usageEdit is the edit that asks the upstream for a stream's usage when the client did not:
 // stream_options.include_usage set to true, inserted at the top level (brace is the offset of the
 // body's '{') or into the client's stream_options object, or replacing its false. nil when the
@@ -269,20 +219,20 @@ func usageEdit(body []byte, brace, soStart, soEnd int) *edit {
 	if body[soStart] != '{' {
 		return nil
 	}
-	i := skipSpace(body, soStart+1)
+	i := jsonwalk.SkipSpace(body, soStart+1)
 	if body[i] == '}' {
 		return &edit{start: i, end: i, text: []byte(`"include_usage":true`)}
 	}
 	for i < soEnd && body[i] != '}' {
 		if body[i] == ',' {
-			i = skipSpace(body, i+1)
+			i = jsonwalk.SkipSpace(body, i+1)
 		}
-		keyEnd := skipString(body, i)
+		keyEnd := jsonwalk.SkipString(body, i)
 		key := keyName(body[i:keyEnd])
-		i = skipSpace(body, keyEnd) + 1
-		start := skipSpace(body, i)
-		end := skipValue(body, start)
-		i = skipSpace(body, end)
+		i = jsonwalk.SkipSpace(body, keyEnd) + 1
+		start := jsonwalk.SkipSpace(body, i)
+		end := jsonwalk.SkipValue(body, start)
+		i = jsonwalk.SkipSpace(body, end)
 		if key == "include_usage" {
 			if string(body[start:end]) == "true" {
 				return nil

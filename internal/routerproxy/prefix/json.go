@@ -11,86 +11,27 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/llmkube/operator/internal/routerproxy/jsonwalk"
 )
 
 // The walkers read JSON that encoding/json's Valid accepted (the proxy checks every body before
-// it routes it); they neither allocate nor fail, and on malformed input they return early.
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString finds the closing quote with bytes.IndexByte (a long prompt is skipped at memory
-// speed): a quote ends the string unless an odd number of backslashes precedes it.
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return len(b)
-		}
-		q := j + k
-		n := 0
-		for q-1-n > i && b[q-1-n] == '\\' {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1
-		}
-		j = q + 1
-	}
-	return len(b)
-}
-
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				j = skipString(b, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(b)
-	}
-	j := i
-	for j < len(b) {
-		switch b[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return j
-		}
-		j++
-	}
-	return j
-}
+// it routes it); they neither allocate nor fail, and on malformed input they return early. They
+// step over values with jsonwalk, as the proxy's body scanner does.
 
 // elements calls f with each element of the array arr until f returns false.
 func elements(arr []byte, f func(v []byte) bool) {
 	if len(arr) < 2 || arr[0] != '[' {
 		return
 	}
-	for i := skipSpace(arr, 1); i < len(arr) && arr[i] != ']'; {
-		end := skipValue(arr, i)
+	for i := jsonwalk.SkipSpace(arr, 1); i < len(arr) && arr[i] != ']'; {
+		end := jsonwalk.SkipValue(arr, i)
 		if end <= i || !f(arr[i:end]) {
 			return
 		}
-		i = skipSpace(arr, end)
+		i = jsonwalk.SkipSpace(arr, end)
 		if i < len(arr) && arr[i] == ',' {
-			i = skipSpace(arr, i+1)
+			i = jsonwalk.SkipSpace(arr, i+1)
 		}
 	}
 }
@@ -100,18 +41,18 @@ func members(obj []byte, f func(key, v []byte)) {
 	if len(obj) < 2 || obj[0] != '{' {
 		return
 	}
-	for i := skipSpace(obj, 1); i < len(obj) && obj[i] == '"'; {
-		keyEnd := skipString(obj, i)
-		colon := skipSpace(obj, keyEnd)
-		start := skipSpace(obj, colon+1)
-		end := skipValue(obj, start)
+	for i := jsonwalk.SkipSpace(obj, 1); i < len(obj) && obj[i] == '"'; {
+		keyEnd := jsonwalk.SkipString(obj, i)
+		colon := jsonwalk.SkipSpace(obj, keyEnd)
+		start := jsonwalk.SkipSpace(obj, colon+1)
+		end := jsonwalk.SkipValue(obj, start)
 		if end <= start {
 			return
 		}
 		f(obj[i:keyEnd], obj[start:end])
-		i = skipSpace(obj, end)
+		i = jsonwalk.SkipSpace(obj, end)
 		if i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
+			i = jsonwalk.SkipSpace(obj, i+1)
 		}
 	}
 }
