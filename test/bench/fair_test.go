@@ -23,61 +23,101 @@ import (
 	"github.com/llmkube/operator/controllers"
 )
 
-// TestFairSmoke runs fair mode at N=20 with two repeats, so that CI proves `make bench-fair`
-// still works. It asserts the result's structure (every phase, both orders, measured CPU and
-// database), never wall-clock time.
+// TestFairSmoke runs fair mode at N=20, so that CI proves `make bench-fair` still works. It
+// asserts the result's structure (every phase in its order, measured CPU and database), never
+// wall-clock time. One repeat: every phase starts a control plane of its own (about 7 s each),
+// and TestFairOrder covers the alternation.
 func TestFairSmoke(t *testing.T) {
 	ctrl.SetLogger(logr.Discard())
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	binary := buildOperator(ctx, t)
+	const repeat = 1
 	res, err := Fair(ctx, FairOptions{
-		Ns: []int{20}, Repeat: 2, OperatorBinary: binary, Settings: Settings{QPS: -1, Burst: 100, Concurrency: 4},
-		CacheTransform: controllers.CacheTransformSafe, Workers: 4,
+		Ns: []int{20}, Repeat: repeat, OperatorBinary: binary, Settings: Settings{QPS: -1, Burst: 100, Concurrency: 4},
+		CacheTransform: controllers.CacheTransformSafe, Workers: 4, ProfileDir: t.TempDir(),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Log("\n" + FairMarkdown(res))
-	if len(res.Runs) != 2 {
-		t.Fatalf("%d runs, want 2 (one per repeat)", len(res.Runs))
+	md := FairMarkdown(res)
+	t.Log("\n" + md)
+	if len(res.Runs) != repeat {
+		t.Fatalf("%d runs, want %d (one per repeat)", len(res.Runs), repeat)
 	}
-	var firsts []string
 	for _, run := range res.Runs {
-		firsts = append(firsts, run.Order[0])
-		var names []string
-		for _, p := range run.Phases {
-			names = append(names, p.Name)
-			if p.Took <= 0 || p.CPU.APIServer <= 0 || p.CPU.Etcd <= 0 {
-				t.Errorf("repeat %d %s: duration or CPU not measured: %+v", run.Repeat, p.Name, p)
-			}
-			if p.DB.Total == 0 {
-				t.Errorf("repeat %d %s: etcd database size not measured: %+v", run.Repeat, p.Name, p.DB)
-			}
-		}
-		if !slices.Equal(names, run.Order) {
-			t.Errorf("repeat %d: phases %v, want them in the recorded order %v", run.Repeat, names, run.Order)
-		}
-		slices.Sort(names)
-		if want := []string{PhaseFloor, PhaseFloorWatches, PhaseOperator}; !slices.Equal(names, want) {
-			t.Errorf("repeat %d: phases %v, want %v", run.Repeat, names, want)
-		}
-		op := run.Phase(PhaseOperator)
-		if op.CPU.Operator <= 0 || op.RSS == 0 || op.Requests["APPLY deployments"] == 0 {
-			t.Errorf("repeat %d: operator's CPU, RSS or requests not measured: %+v", run.Repeat, op)
-		}
-		if run.OverFloor <= 0 || run.OverFloorWatches <= 0 {
-			t.Errorf("repeat %d: ratios %v and %v, want both positive", run.Repeat, run.OverFloor, run.OverFloorWatches)
-		}
+		checkFairRun(t, run)
 	}
-	if !slices.Equal(firsts, []string{PhaseFloor, PhaseOperator}) {
-		t.Errorf("first phases %v, want the floor first, then the operator first", firsts)
+	if repeat >= 2 && (res.Runs[0].Order[0] != PhaseFloor || res.Runs[1].Order[0] != PhaseOperator) {
+		t.Errorf("orders %v and %v, want the floor first, then the operator first", res.Runs[0].Order, res.Runs[1].Order)
 	}
-	if s := res.Summaries; len(s) != 1 || len(s[0].OverFloor.Values) != 2 || s[0].OverFloor.Min > s[0].OverFloor.Max {
+	if s := res.Summaries; len(s) != 1 || len(s[0].OverFloor.Values) != repeat || s[0].OverFloor.Min > s[0].OverFloor.Max || len(s[0].PerObject) != 3 {
 		t.Errorf("summary: %+v", s)
 	}
-	if md := FairMarkdown(res); !strings.Contains(md, "floor+watches") {
+	if !strings.Contains(md, "| floor+watches |") {
 		t.Errorf("markdown has no floor+watches line:\n%s", md)
+	}
+}
+
+// checkFairRun: every phase ran, in the recorded order, with its duration, CPU and database
+// size measured, and the operator's own CPU, RSS and requests.
+func checkFairRun(t *testing.T, run FairRun) {
+	t.Helper()
+	if want := fairOrder(run.Repeat); !slices.Equal(run.Order, want) {
+		t.Errorf("repeat %d: order %v, want %v", run.Repeat, run.Order, want)
+	}
+	var names []string
+	for _, p := range run.Phases {
+		names = append(names, p.Name)
+		if p.Took <= 0 || p.CPU.APIServer <= 0 || p.CPU.Etcd <= 0 {
+			t.Errorf("repeat %d %s: duration or CPU not measured: %+v", run.Repeat, p.Name, p)
+		}
+		if p.DB.Total == 0 {
+			t.Errorf("repeat %d %s: etcd database size not measured: %+v", run.Repeat, p.Name, p.DB)
+		}
+	}
+	if !slices.Equal(names, run.Order) {
+		t.Errorf("repeat %d: phases %v, want them in the recorded order %v", run.Repeat, names, run.Order)
+	}
+	op := run.Phase(PhaseOperator)
+	if op.CPU.Operator <= 0 || op.RSS == 0 || op.Requests["APPLY deployments"] == 0 {
+		t.Errorf("repeat %d: operator's CPU, RSS or requests not measured: %+v", run.Repeat, op)
+	}
+	if run.OverFloor <= 0 || run.OverFloorWatches <= 0 {
+		t.Errorf("repeat %d: ratios %v and %v, want both positive", run.Repeat, run.OverFloor, run.OverFloorWatches)
+	}
+}
+
+// TestFairOrder: every phase in every repeat, the floor first on even repeats and the operator
+// first on odd ones.
+func TestFairOrder(t *testing.T) {
+	for r, first := range []string{PhaseFloor, PhaseOperator, PhaseFloor, PhaseOperator} {
+		order := fairOrder(r)
+		if order[0] != first {
+			t.Errorf("repeat %d: order %v, want %s first", r, order, first)
+		}
+		if got := slices.Sorted(slices.Values(order)); !slices.Equal(got, []string{PhaseFloor, PhaseFloorWatches, PhaseOperator}) {
+			t.Errorf("repeat %d: phases %v, want each phase once", r, order)
+		}
+	}
+}
+
+// TestSummarise: the spread and the CPU per object of two repeats.
+func TestSummarise(t *testing.T) {
+	phase := func(name string, api time.Duration) FairPhase {
+		return FairPhase{Name: name, CPU: CPU{APIServer: jsonDuration(api)}}
+	}
+	runs := []FairRun{
+		{OverFloor: 1.5, OverFloorWatches: 1.2, Phases: []FairPhase{phase(PhaseFloor, 10*time.Second), phase(PhaseOperator, 20*time.Second)}},
+		{OverFloor: 1.1, OverFloorWatches: 1.3, Phases: []FairPhase{phase(PhaseFloor, 30*time.Second), phase(PhaseOperator, 20*time.Second)}},
+	}
+	s := summarise(10, runs)
+	if s.OverFloor.Min != 1.1 || s.OverFloor.Max != 1.5 || s.OverFloorWatches.Min != 1.2 || s.OverFloorWatches.Max != 1.3 {
+		t.Errorf("spreads %+v %+v", s.OverFloor, s.OverFloorWatches)
+	}
+	// 40 s over 2 repeats of 10 objects.
+	if got := time.Duration(s.PerObject[PhaseFloor].APIServer); got != 2*time.Second {
+		t.Errorf("floor API server CPU per object %s, want 2s", got)
 	}
 }
 
@@ -125,6 +165,10 @@ func TestWatchedKinds(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("the floor+watches cache watches %v, the operator %v", got, want)
 	}
+	if !slices.Contains(want, "inferenceservices") || !slices.Contains(want, "deployments") {
+		t.Errorf("the operator watches %v, want at least InferenceServices and Deployments among them", want)
+	}
+	t.Logf("watched: %v", got)
 }
 
 // watches are the resources of the WATCH requests among counts.

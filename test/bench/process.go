@@ -198,8 +198,12 @@ func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, s Se
 		return nil, err
 	}
 	run.Requests, run.Reconciles, run.CPU, run.RSS = ph.Requests, ph.Reconciles, ph.CPU, ph.RSS
-	b.logf("N=%d operator process took %s (%.2f x unthrottled floor), %d reconciles, CPU %s (API server %s, etcd %s)",
-		n, run.Converge, run.FloorRatio, run.Reconciles, run.CPU.Operator, run.CPU.APIServer, run.CPU.Etcd)
+	vsFloor := ""
+	if floor > 0 {
+		vsFloor = fmt.Sprintf(" (%.2f x unthrottled floor)", run.FloorRatio)
+	}
+	b.logf("N=%d operator process took %s%s, %d reconciles, CPU %s (API server %s, etcd %s)",
+		n, run.Converge, vsFloor, run.Reconciles, run.CPU.Operator, run.CPU.APIServer, run.CPU.Etcd)
 	// The profile holds the convergence alone: nothing else happens until its window ends.
 	if err := <-profDone; err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
