@@ -79,6 +79,11 @@ type FairPhase struct {
 	// Took is the wall time from the first create to the last object converged (the floors:
 	// their last write).
 	Took jsonDuration `json:"took"`
+	// Seen is, for the floors, the wall time until the benchmark's observer (a watch) saw every
+	// object converged: how the operator phase's Took is timed, watch latency included.
+	Seen jsonDuration `json:"seen,omitempty"`
+	// Load is the machine's load average when the phase started (other tenants of its cores).
+	Load string `json:"load"`
 	// CPU is the API server's and etcd's (and in the operator phase the operator's) over the
 	// same window.
 	CPU CPU `json:"cpu"`
@@ -200,7 +205,8 @@ func fairPhase(ctx context.Context, fo FairOptions, name string, n int, profileF
 	if err := b.warmUp(ctx); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
-	ph := &FairPhase{Name: name, IdleCores: b.quiet(ctx, 0.2, 10*time.Second)}
+	ph := &FairPhase{Name: name, IdleCores: b.quiet(ctx, 0.2, 10*time.Second), Load: loadAverage()}
+	start := time.Now()
 	switch name {
 	case PhaseFloor:
 		if ph.Took, ph.CPU, err = b.floorUnthrottled(ctx, n); err != nil {
@@ -229,6 +235,13 @@ func fairPhase(ctx context.Context, fo FairOptions, name string, n int, profileF
 		ph.Profile, ph.ProfileTop, ph.Allocs, ph.AllocsTop = p.Profile, p.ProfileTop, p.AllocsProfile, p.AllocsProfileTop
 	default:
 		return nil, fmt.Errorf("unknown phase %q", name)
+	}
+	if name != PhaseOperator {
+		// After the floor's window: the wait costs the API server nothing the window counts.
+		if err := b.waitConverged(ctx, floorNamespace(n), n, time.Minute); err != nil {
+			return nil, err
+		}
+		ph.Seen = jsonDuration(time.Since(start))
 	}
 	if ph.DB, err = b.dbSize(ctx); err != nil {
 		return nil, err

@@ -24,20 +24,21 @@ func FairMarkdown(r *FairResult) string {
 	fmt.Fprintf(&b, "Operator process: %s --cache-transform=%s; %d workers create the objects (and write them, for the floors).\n\n", o.Settings, o.CacheTransform, o.Workers)
 	b.WriteString("Every phase runs on its own fresh control plane (kube-apiserver and etcd), warmed up with 20 objects and left to quiet down first, so that no phase runs on a store another one has grown; the order alternates per repeat and is in the # column. " +
 		"floor: a bare client, as the operator's user and without a client-side limit, writes what the operator writes. floor+watches: the same floor while an idle cache of the operator's kinds, with its cache options, watches the namespace. " +
-		"operator: the operator binary converging the same objects. CPU from /proc/<pid>/stat over each phase's window; etcd's database size at its end.\n\n")
-	b.WriteString("| N | repeat | # | phase | converge | per object | API server CPU / object | etcd CPU / object | operator CPU / object | etcd db total (in use) | API server idle before | operator RSS |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		"operator: the operator binary converging the same objects, until the benchmark's watch sees every object converged (seen converged: the floors timed that way too). CPU from /proc/<pid>/stat over each phase's window; etcd's database size at its end.\n\n")
+	b.WriteString("| N | repeat | # | phase | converge | seen converged | per object | API server CPU / object | etcd CPU / object | operator CPU / object | etcd db total (in use) | API server idle before | load (1 min) | operator RSS |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, run := range r.Runs {
 		n := time.Duration(run.N)
 		for i, p := range run.Phases {
-			op, rss := "-", "-"
+			op, rss, seen := "-", "-", p.Seen.String()
 			if p.Name == PhaseOperator {
-				op, rss = fmtDur(time.Duration(p.CPU.Operator)/n), mib(p.RSS)
+				op, rss, seen = fmtDur(time.Duration(p.CPU.Operator)/n), mib(p.RSS), p.Took.String()
 			}
-			fmt.Fprintf(&b, "| %d | %d | %d | %s | %s | %s | %s | %s | %s | %s (%s) | %.2f cores | %s |\n",
-				run.N, run.Repeat, i+1, p.Name, p.Took, fmtDur(time.Duration(p.Took)/n),
+			load, _, _ := strings.Cut(p.Load, " ")
+			fmt.Fprintf(&b, "| %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %.2f cores | %s | %s |\n",
+				run.N, run.Repeat, i+1, p.Name, p.Took, seen, fmtDur(time.Duration(p.Took)/n),
 				fmtDur(time.Duration(p.CPU.APIServer)/n), fmtDur(time.Duration(p.CPU.Etcd)/n), op,
-				mib(p.DB.Total), mib(p.DB.InUse), p.IdleCores, rss)
+				mib(p.DB.Total), mib(p.DB.InUse), p.IdleCores, load, rss)
 		}
 	}
 	b.WriteString("\nRatios of the operator's convergence to each floor's, per repeat (order), and their spread:\n\n")

@@ -72,6 +72,9 @@ func checkFairRun(t *testing.T, run FairRun) {
 		if p.Took <= 0 || p.CPU.APIServer <= 0 || p.CPU.Etcd <= 0 {
 			t.Errorf("repeat %d %s: duration or CPU not measured: %+v", run.Repeat, p.Name, p)
 		}
+		if p.Name != PhaseOperator && p.Seen < p.Took {
+			t.Errorf("repeat %d %s: seen converged after %s, before its last write (%s)", run.Repeat, p.Name, p.Seen, p.Took)
+		}
 		if p.DB.Total == 0 {
 			t.Errorf("repeat %d %s: etcd database size not measured: %+v", run.Repeat, p.Name, p.DB)
 		}
