@@ -116,6 +116,15 @@ bench: envtest-bin ## Operator against in-run floors: convergence, CPU (operator
 	go build -o bin/llmkube-operator ./cmd/operator
 	go run ./cmd/bench -operator-binary bin/llmkube-operator $(BENCH_ARGS)
 
+# Each phase (floor, floor+watches, operator) of each N and repeat on a fresh control plane, the
+# order alternating per repeat. Its own folder: its profiles would overwrite those of `make bench`.
+BENCH_FAIR_ARGS ?= -n 1000,5000 -repeat 2 -profile-n 1000 -out docs/benchmarks/fair
+
+.PHONY: bench-fair
+bench-fair: envtest-bin ## Operator process against the unthrottled floor and the floor beside its idle informers, each phase on a fresh control plane, order alternating; writes fair.md and fair.json.
+	go build -o bin/llmkube-operator ./cmd/operator
+	go run ./cmd/bench -fair -operator-binary bin/llmkube-operator $(BENCH_FAIR_ARGS)
+
 PROXY_BENCH_ARGS ?= -c 64 -d 5s -r 3 -ttfb 500 -streams 1000 -out docs/benchmarks
 
 .PHONY: bench-proxy

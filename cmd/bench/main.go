@@ -46,6 +46,8 @@ func main() {
 	flag.IntVar(&o.SweepN, "sweep-n", 1000, "N of the knob sweep (one of -n; 0 skips).")
 	flag.IntVar(&o.UnrelatedDeployments, "unrelated-deployments", 5000, "Deployments not the operator's created beside the largest N for a second RSS measurement (needs -operator-binary; 0 with -unrelated-configmaps 0 skips).")
 	flag.IntVar(&o.UnrelatedConfigMaps, "unrelated-configmaps", 10000, "ConfigMaps not the operator's created beside the largest N for the same measurement.")
+	fair := flag.Bool("fair", false, "Fair mode: the unthrottled floor, the floor beside the operator's idle informers and the operator process, each phase on a fresh control plane, in alternating order; writes fair.md and fair.json into -out (needs -operator-binary; uses -n, -repeat, -workers, -cache-transform, -unthrottled-*, -profile-n).")
+	repeat := flag.Int("repeat", 2, "Fair mode: repeats of every N (the phase order alternates between them).")
 	flag.Parse()
 	o.Unthrottled.QPS = float32(*uqps)
 	for _, s := range strings.Split(*sweep, ",") {
@@ -76,6 +78,10 @@ func main() {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
+	if *fair {
+		runFair(ctx, o, *repeat, *out)
+		return
+	}
 	res, err := bench.Main(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
@@ -89,5 +95,25 @@ func main() {
 			os.Exit(1)
 		}
 		fmt.Fprintf(os.Stderr, "wrote %s/bench.md and %s/bench.json\n", *out, *out)
+	}
+}
+
+// runFair is -fair: bench.Fair with the operator process's unthrottled settings.
+func runFair(ctx context.Context, o bench.Options, repeat int, out string) {
+	res, err := bench.Fair(ctx, bench.FairOptions{
+		Ns: o.Ns, Repeat: repeat, OperatorBinary: o.OperatorBinary, Settings: o.Unthrottled,
+		CacheTransform: o.CacheTransform, Workers: o.Workers, ProfileN: o.ProfileN, ProfileDir: o.ProfileDir, Log: o.Log,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+	fmt.Print(bench.FairMarkdown(res))
+	if out != "" {
+		if err := bench.WriteFair(res, out); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "wrote %s/fair.md and %s/fair.json\n", out, out)
 	}
 }

@@ -73,6 +73,8 @@ type Options struct {
 	// ProfileN is the N whose process convergence is CPU-profiled into ProfileDir (0: none).
 	ProfileN   int
 	ProfileDir string
+	// AllocsProfile also records the allocations of the profiled convergence (fair mode).
+	AllocsProfile bool `json:",omitempty"`
 	// UpgradeN and RoutersN size the upgrade and router scenarios (0: skipped); both need
 	// OperatorBinary.
 	UpgradeN int
@@ -181,32 +183,12 @@ func Main(ctx context.Context, o Options) (*Result, error) {
 		o.Log = io.Discard
 	}
 	res := &Result{Options: o, Started: time.Now().UTC(), Machine: Machine(), Load: loadAverage()}
-	env, err := testenv.New()
+	b, stopPlane, err := startPlane(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	// The default /24 holds ~250 Services.
-	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
-	cfg, err := env.Start()
-	if err != nil {
-		return nil, fmt.Errorf("starting the control plane: %w", err)
-	}
-	defer func() { _ = env.Stop() }()
-
-	b, err := newBench(ctx, cfg, o)
-	if b != nil {
-		b.env = env
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer b.stopObserver()
-	api, etcd, err := controlPlanePIDs(env)
-	if err != nil {
-		return nil, err
-	}
-	b.cpu = cpuMeter{apiserver: api, etcd: etcd}
-	if b.neighbour, err = b.neighbourClient(ctx, env); err != nil {
+	defer stopPlane()
+	if b.neighbour, err = b.neighbourClient(ctx, b.env); err != nil {
 		return nil, fmt.Errorf("neighbour: %w", err)
 	}
 	stop := b.watchNeighbour(ctx)
@@ -215,21 +197,6 @@ func Main(ctx context.Context, o Options) (*Result, error) {
 	res.NeighbourIdle = stop()
 	idle := idle0.to(b.cpu.mark(-1))
 	res.APIServerIdle = float64(idle.APIServer) / float64(time.Since(idleStart))
-	metricsCfg := rest.CopyConfig(cfg)
-	metricsCfg.QPS, metricsCfg.Burst, metricsCfg.UserAgent = -1, 0, "bench-metrics"
-	if b.apiReqs, err = newAPIServerRequests(metricsCfg); err != nil {
-		return nil, err
-	}
-	if o.OperatorBinary != "" {
-		dir, err := os.MkdirTemp("", "bench-operator-")
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = os.RemoveAll(dir) }()
-		if b.kubeconfigPath, err = b.kubeconfig(ctx, dir); err != nil {
-			return nil, err
-		}
-	}
 	// A cold API server answers its first requests of a kind slowly; neither side should pay it.
 	if err := b.warmUp(ctx); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
@@ -273,6 +240,8 @@ type bench struct {
 	processRuns    atomic.Int64
 	// neighbour is another tenant of the API server, reading while convergences run.
 	neighbour client.Client
+	// disposable: the control plane is stopped after one phase (Fair), so nothing needs cleaning.
+	disposable bool
 }
 
 func newBench(ctx context.Context, cfg *rest.Config, o Options) (*bench, error) {
@@ -383,21 +352,10 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 	if err != nil {
 		return nil, nil, err
 	}
-	start := time.Now()
 	stop := b.watchNeighbour(ctx)
-	cpu0 := b.cpu.mark(-1)
-	err = parallel(n, b.o.Workers, func(i int) error {
-		obj := isvc(floorNS, i)
-		if err := b.user.Create(ctx, obj); err != nil {
-			return err
-		}
-		return writeLikeOperator(ctx, floor, obj)
-	})
-	if err != nil {
+	if run.Floor, run.FloorCPU, err = b.floorWrite(ctx, floor, floorNS, n); err != nil {
 		return nil, nil, fmt.Errorf("floor: %w", err)
 	}
-	run.Floor = jsonDuration(time.Since(start))
-	run.FloorCPU = cpu0.to(b.cpu.mark(-1))
 	run.NeighbourFloor = stop()
 	b.logf("N=%d floor took %s", n, run.Floor)
 
@@ -409,9 +367,9 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 	defer op.stop()
 	before := op.counter.snapshot()
 	b.logf("N=%d operator: create and wait for convergence", n)
-	start = time.Now()
+	start := time.Now()
 	stop = b.watchNeighbour(ctx)
-	cpu0 = b.cpu.mark(-1)
+	cpu0 := b.cpu.mark(-1)
 	if err := parallel(n, b.o.Workers, func(i int) error { return b.user.Create(ctx, isvc(opNS, i)) }); err != nil {
 		return nil, nil, err
 	}
@@ -499,7 +457,7 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := b.deleteServices(ctx, fmt.Sprintf("floor-unthrottled-%d", n)); err != nil {
+		if err := b.deleteServices(ctx, floorNamespace(n)); err != nil {
 			return nil, nil, err
 		}
 		b.logf("N=%d unthrottled floor took %s", n, run.FloorUnthrottled)
@@ -551,22 +509,42 @@ func (b *bench) one(ctx context.Context, n int, last bool) (*Run, *Memory, error
 // floorUnthrottled is the floor without a client-side limit, as the operator process's user:
 // what the API server itself allows that user.
 func (b *bench) floorUnthrottled(ctx context.Context, n int) (jsonDuration, CPU, error) {
-	ns := fmt.Sprintf("floor-unthrottled-%d", n)
+	ns := floorNamespace(n)
 	if err := b.namespace(ctx, ns); err != nil {
 		return 0, CPU{}, err
 	}
 	b.logf("N=%d unthrottled floor", n)
-	cfg, err := clientcmd.BuildConfigFromFlags("", b.kubeconfigPath)
+	cfg, err := b.operatorUserConfig("bench-floor-unthrottled")
 	if err != nil {
 		return 0, CPU{}, err
 	}
-	cfg.QPS, cfg.Burst, cfg.UserAgent = -1, 0, "bench-floor-unthrottled"
 	c, err := client.New(cfg, client.Options{Scheme: testenv.Scheme()})
 	if err != nil {
 		return 0, CPU{}, err
 	}
+	return b.floorWrite(ctx, c, ns, n)
+}
+
+// floorNamespace is where the unthrottled floor of n objects writes.
+func floorNamespace(n int) string { return fmt.Sprintf("floor-unthrottled-%d", n) }
+
+// operatorUserConfig is a rest.Config as the operator process's user (its kubeconfig) without a
+// client-side limit.
+func (b *bench) operatorUserConfig(userAgent string) (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", b.kubeconfigPath)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst, cfg.UserAgent = -1, 0, userAgent
+	return cfg, nil
+}
+
+// floorWrite is a floor: the user creates n InferenceServices in ns and c writes, for each, what
+// the operator writes (writeLikeOperator), on Workers goroutines. It returns the wall time and
+// the API server's and etcd's CPU from the first create to the last write.
+func (b *bench) floorWrite(ctx context.Context, c client.Client, ns string, n int) (jsonDuration, CPU, error) {
 	start, cpu0 := time.Now(), b.cpu.mark(-1)
-	err = parallel(n, b.o.Workers, func(i int) error {
+	err := parallel(n, b.o.Workers, func(i int) error {
 		obj := isvc(ns, i)
 		if err := b.user.Create(ctx, obj); err != nil {
 			return err
@@ -985,6 +963,10 @@ func fmtDur(d time.Duration) string {
 // the later of two compared phases would lose. Each phase therefore removes its Services when it
 // is done, and the compared phases start from the same count.
 func (b *bench) deleteServices(ctx context.Context, ns string) error {
+	if b.disposable {
+		// The plane is thrown away after the phase: no later phase pays for these Services.
+		return nil
+	}
 	var svcs corev1.ServiceList
 	if err := b.user.List(ctx, &svcs, client.InNamespace(ns)); err != nil {
 		return err

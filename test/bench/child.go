@@ -175,9 +175,10 @@ func (p *process) settle(ctx context.Context, quiet time.Duration) error {
 	})
 }
 
-// profile records a CPU profile of the process for d into path, through net/http/pprof.
-func (p *process) profile(ctx context.Context, d time.Duration, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/profile?seconds=%d", p.pprofURL, int(d.Seconds())), nil)
+// profile records a profile of the process for d into path, through net/http/pprof: kind
+// "profile" is CPU, "allocs" the allocations made within d.
+func (p *process) profile(ctx context.Context, kind string, d time.Duration, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/%s?seconds=%d", p.pprofURL, kind, int(d.Seconds())), nil)
 	if err != nil {
 		return err
 	}

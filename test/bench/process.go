@@ -43,7 +43,13 @@ type ProcessRun struct {
 	// functions by flat and cumulative CPU.
 	Profile    string `json:"profile,omitempty"`
 	ProfileTop string `json:"profileTop,omitempty"`
-	Restart    *Phase `json:"restart,omitempty"`
+	// AllocsProfile is the allocations of the convergence (with Options.AllocsProfile), a
+	// file beside the CPU profile, and its top functions by allocated bytes.
+	AllocsProfile    string `json:"allocsProfile,omitempty"`
+	AllocsProfileTop string `json:"allocsProfileTop,omitempty"`
+	// RSS of the operator process once the convergence is over.
+	RSS     uint64 `json:"rss,omitempty"`
+	Restart *Phase `json:"restart,omitempty"`
 	// Neighbour read latency during the convergence.
 	Neighbour Neighbour `json:"neighbour"`
 }
@@ -161,9 +167,19 @@ func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, s Se
 		}
 		run.Profile = filepath.Join(b.o.ProfileDir, fmt.Sprintf("cpu-converge-%d.pprof", n))
 		d := 2*floor + 5*time.Second
-		go func() { profDone <- p.profile(ctx, d, run.Profile) }()
+		go func() { profDone <- p.profile(ctx, "profile", d, run.Profile) }()
 	} else {
 		profDone <- nil
+	}
+	allocsDone := make(chan error, 1)
+	if profile && b.o.AllocsProfile {
+		// Over the same window: net/http/pprof answers allocs?seconds= with the difference of
+		// two snapshots, so the allocations before the window (the cache's sync) are not in it.
+		run.AllocsProfile = filepath.Join(b.o.ProfileDir, fmt.Sprintf("allocs-converge-%d.pprof", n))
+		d := 2*floor + 5*time.Second
+		go func() { allocsDone <- p.profile(ctx, "allocs", d, run.AllocsProfile) }()
+	} else {
+		allocsDone <- nil
 	}
 	stop := b.watchNeighbour(ctx)
 	if err := parallel(n, b.o.Workers, func(i int) error { return b.user.Create(ctx, isvc(ns, i)) }); err != nil {
@@ -174,20 +190,32 @@ func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, s Se
 	}
 	run.Converge = jsonDuration(time.Since(w.start))
 	run.Neighbour = stop()
-	run.FloorRatio = float64(run.Converge) / float64(floor)
+	if floor > 0 {
+		run.FloorRatio = float64(run.Converge) / float64(floor)
+	}
 	ph, err := w.close(ctx, p, n, map[string]int{"POST inferenceservices": n})
 	if err != nil {
 		return nil, err
 	}
-	run.Requests, run.Reconciles, run.CPU = ph.Requests, ph.Reconciles, ph.CPU
-	b.logf("N=%d operator process took %s (%.2f x unthrottled floor), %d reconciles, CPU %s (API server %s, etcd %s)",
-		n, run.Converge, run.FloorRatio, run.Reconciles, run.CPU.Operator, run.CPU.APIServer, run.CPU.Etcd)
+	run.Requests, run.Reconciles, run.CPU, run.RSS = ph.Requests, ph.Reconciles, ph.CPU, ph.RSS
+	vsFloor := ""
+	if floor > 0 {
+		vsFloor = fmt.Sprintf(" (%.2f x unthrottled floor)", run.FloorRatio)
+	}
+	b.logf("N=%d operator process took %s%s, %d reconciles, CPU %s (API server %s, etcd %s)",
+		n, run.Converge, vsFloor, run.Reconciles, run.CPU.Operator, run.CPU.APIServer, run.CPU.Etcd)
 	// The profile holds the convergence alone: nothing else happens until its window ends.
 	if err := <-profDone; err != nil {
 		return nil, fmt.Errorf("profile: %w", err)
 	}
 	if run.Profile != "" {
 		run.ProfileTop = pprofTop(b.o.OperatorBinary, run.Profile)
+	}
+	if err := <-allocsDone; err != nil {
+		return nil, fmt.Errorf("allocs profile: %w", err)
+	}
+	if run.AllocsProfile != "" {
+		run.AllocsProfileTop = pprofTop(b.o.OperatorBinary, run.AllocsProfile, "-sample_index=alloc_space")
 	}
 	if convergeOnly {
 		return run, nil
@@ -235,12 +263,16 @@ func (b *bench) touchAll(ctx context.Context, kind client.Object, ns string, n i
 
 // pprofTop is `go tool pprof -top -cum` of a profile (where the time goes, by caller), written
 // beside it with the flat view; empty when go is not there.
-func pprofTop(binary, profile string) string {
-	cum, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=40", binary, profile).Output()
+func pprofTop(binary, profile string, args ...string) string {
+	top := func(more ...string) ([]byte, error) {
+		a := append(append([]string{"tool", "pprof", "-top", "-nodecount=40"}, args...), more...)
+		return exec.Command("go", append(a, binary, profile)...).Output()
+	}
+	cum, err := top("-cum")
 	if err != nil {
 		return ""
 	}
-	flat, _ := exec.Command("go", "tool", "pprof", "-top", "-nodecount=40", binary, profile).Output()
+	flat, _ := top()
 	_ = os.WriteFile(strings.TrimSuffix(profile, ".pprof")+".top.txt", append(append(cum, '\n'), flat...), 0o644)
 	return string(cum)
 }
