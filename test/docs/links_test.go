@@ -37,11 +37,6 @@ func anchors(t *testing.T, path string) map[string]bool {
 	return out
 }
 
-// pending are pages other branches of the same release add (docs/performance.md: the benchmark
-// branch of issue 30). Links to them are
-// allowed while they are missing; delete an entry once its page is merged.
-var pending = map[string]bool{"performance.md": true}
-
 // Every relative link of the README and docs/ lands on a file, and every #anchor on a heading of
 // it; so do the links the chart prints and the runbook URLs of its alerts.
 func TestLinksLand(t *testing.T) {
@@ -54,10 +49,7 @@ func TestLinksLand(t *testing.T) {
 		if file != "" {
 			path = filepath.Join(filepath.Dir(from), filepath.FromSlash(file))
 		}
-		if _, err := os.Stat(path); err != nil && pending[filepath.Base(path)] {
-			t.Logf("%s: link %s: the page is still to be merged", from, target)
-			return
-		} else if err != nil {
+		if _, err := os.Stat(path); err != nil {
 			t.Errorf("%s: link %s: no such file", from, target)
 			return
 		}
