@@ -7,9 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package bench
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -100,15 +98,5 @@ func perObject(m map[string]int, n int) string {
 
 // WriteFair writes fair.md and fair.json into dir.
 func WriteFair(r *FairResult, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "fair.json"), append(data, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "fair.md"), []byte("# Fair benchmark\n\nReproduce: `make bench-fair`.\n\n"+FairMarkdown(r)), 0o644)
+	return writeReport(dir, "fair", "Fair benchmark", "make bench-fair", r, FairMarkdown(r))
 }

@@ -187,15 +187,22 @@ func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 // Write writes bench.md and bench.json into dir.
 func Write(r *Result, dir string) error {
+	return writeReport(dir, "bench", "Benchmark", "make bench", r, Markdown(r))
+}
+
+// writeReport writes result as NAME.json and markdown, under a title and the command that
+// reproduces it, as NAME.md into dir: the one layout every report of this package has.
+func writeReport(dir, name, title, command string, result any, markdown string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(r, "", "  ")
+	data, err := json.MarshalIndent(result, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "bench.json"), append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(data, '\n'), 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "bench.md"), []byte("# Benchmark\n\nReproduce: `make bench`.\n\n"+Markdown(r)), 0o644)
+	md := "# " + title + "\n\nReproduce: `" + command + "`.\n\n" + markdown
+	return os.WriteFile(filepath.Join(dir, name+".md"), []byte(md), 0o644)
 }
