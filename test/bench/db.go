@@ -7,14 +7,14 @@ Licensed under the Apache License, Version 2.0.
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // DB is the size of etcd's database at the end of a phase: how much the phase grew the store
@@ -76,20 +76,12 @@ func get(ctx context.Context, url string) ([]byte, error) {
 
 // metricSum sums every series of a metric in Prometheus' text format; ok says it was there.
 func metricSum(data []byte, name string) (sum float64, ok bool) {
-	s := bufio.NewScanner(bytes.NewReader(data))
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		line := s.Text()
-		rest, found := strings.CutPrefix(line, name)
-		if !found || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
-			continue
-		}
-		if i := strings.LastIndexByte(rest, '}'); i >= 0 {
-			rest = rest[i+1:]
-		}
-		if v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64); err == nil {
-			sum, ok = sum+v, true
-		}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	// On a line it cannot parse, the parser still returns the families read before it.
+	families, _ := parser.TextToMetricFamilies(bytes.NewReader(data))
+	f := families[name]
+	for _, m := range f.GetMetric() {
+		sum += m.GetGauge().GetValue() + m.GetCounter().GetValue() + m.GetUntyped().GetValue()
 	}
-	return sum, ok
+	return sum, len(f.GetMetric()) > 0
 }

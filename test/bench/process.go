@@ -158,16 +158,16 @@ func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, s Se
 	if err != nil {
 		return nil, err
 	}
+	// Both profiles cover one fixed window: twice the floor plus 5 s, which the goal (1.2x) fits
+	// in; the idle rest of it holds no samples.
+	window := 2*floor + 5*time.Second
 	profDone := make(chan error, 1)
 	if profile {
-		// A CPU profile covers a fixed window: twice the floor plus 5 s, which the goal (1.2x)
-		// fits in; the idle rest of it holds no samples.
 		if err := os.MkdirAll(b.o.ProfileDir, 0o755); err != nil {
 			return nil, err
 		}
 		run.Profile = filepath.Join(b.o.ProfileDir, fmt.Sprintf("cpu-converge-%d.pprof", n))
-		d := 2*floor + 5*time.Second
-		go func() { profDone <- p.profile(ctx, "profile", d, run.Profile) }()
+		go func() { profDone <- p.profile(ctx, "profile", window, run.Profile) }()
 	} else {
 		profDone <- nil
 	}
@@ -176,8 +176,7 @@ func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, s Se
 		// Over the same window: net/http/pprof answers allocs?seconds= with the difference of
 		// two snapshots, so the allocations before the window (the cache's sync) are not in it.
 		run.AllocsProfile = filepath.Join(b.o.ProfileDir, fmt.Sprintf("allocs-converge-%d.pprof", n))
-		d := 2*floor + 5*time.Second
-		go func() { allocsDone <- p.profile(ctx, "allocs", d, run.AllocsProfile) }()
+		go func() { allocsDone <- p.profile(ctx, "allocs", window, run.AllocsProfile) }()
 	} else {
 		allocsDone <- nil
 	}
