@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func TestSmoke(t *testing.T) {
 	res, err := Run(context.Background(), Options{
 		ProxyBinary: bin, HopCommand: []string{self},
 		Concurrency: 4, Duration: 200 * time.Millisecond, Warmup: 50 * time.Millisecond, Rounds: 1,
-		TTFBSamples: 5, Streams: 20, SkipPayloads: true,
+		TTFBSamples: 5, Streams: 20, SkipPayloads: true, Log: testLog{t},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -63,4 +64,13 @@ func TestSmoke(t *testing.T) {
 		t.Error("no RSS")
 	}
 	t.Log("\n" + Markdown(res))
+}
+
+// testLog sends the run's progress lines (which name the phase a failed request was in) to the
+// test's log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
