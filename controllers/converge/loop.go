@@ -80,7 +80,10 @@ func (l *Loop[O, P, A]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	applied, failures := l.Kind.Apply(ctx, o, p)
+	// One OwnershipMigrated Event for whatever this reconcile migrated, not one per object.
+	actx, migrated := ownership.WithMigrationReport(ctx)
+	applied, failures := l.Kind.Apply(actx, o, p)
+	migrated.Emit(l.Recorder, o, l.Applier.Migrator)
 	status.ReportFailure(l.Recorder, o, l.Kind.Conditions(o), o.GetGeneration(), failures)
 	written, err := l.Writes.Apply(ctx, l.Applier, o, l.Kind.Status(o, p, applied, failures), func() (any, error) {
 		owned, err := l.Kind.OwnedStatus(o, l.Applier.FieldManager)

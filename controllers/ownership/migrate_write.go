@@ -13,9 +13,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -66,7 +64,7 @@ func MigrateIfNeeded[T client.Object](ctx context.Context, m Migrator, owner cli
 		if err == nil {
 			MigrationsTotal.WithLabelValues(kind, "migrated").Inc()
 			logger.Info("migrated legacy ownership", "labels", plan.Labels, "annotations", plan.Annotations, "invalid", plan.Invalid)
-			m.report(owner, objKind, key, plan)
+			m.report(ctx, owner, objKind, key, plan)
 			return current, nil
 		}
 		fresh, moved := stale(ctx, m.Reader, current, err)
@@ -98,21 +96,14 @@ func stale[T client.Object](ctx context.Context, reader client.Reader, tried T, 
 	return fresh, fresh.GetResourceVersion() != tried.GetResourceVersion()
 }
 
-func (m Migrator) report(owner client.Object, kind string, key client.ObjectKey, plan *Migration) {
-	if m.Recorder == nil {
+// report hands one migration to the reconcile's MigrationReport, or, when the caller runs none,
+// records its Events at once.
+func (m Migrator) report(ctx context.Context, owner client.Object, kind string, key client.ObjectKey, plan *Migration) {
+	if r := migrationReportFrom(ctx); r != nil {
+		r.add(kind, key, plan)
 		return
 	}
-	if kind == "Deployment" {
-		m.Recorder.Eventf(owner, nil, corev1.EventTypeNormal, "OwnershipMigrated", "MigrateOwnership",
-			"Deployment %s: field manager %s took over pod labels [%s] and pod annotations [%s] from the legacy operator's records and Update entries (%s); the records were removed",
-			key, m.FieldManager, strings.Join(plan.Labels, ", "), strings.Join(plan.Annotations, ", "), strings.Join(m.Legacy.FieldManagers, ", "))
-	} else {
-		m.Recorder.Eventf(owner, nil, corev1.EventTypeNormal, "OwnershipMigrated", "MigrateOwnership",
-			"%s %s: field manager %s took over the fields it applies from the legacy operator's Update entries (%s)",
-			kind, key, m.FieldManager, strings.Join(m.Legacy.FieldManagers, ", "))
-	}
-	if len(plan.Invalid) > 0 {
-		m.Recorder.Eventf(owner, nil, corev1.EventTypeWarning, "LegacyRecordInvalid", "MigrateOwnership",
-			"%s %s: ignored record entries that are not valid keys: [%s]", kind, key, strings.Join(plan.Invalid, ", "))
-	}
+	r := &MigrationReport{}
+	r.add(kind, key, plan)
+	r.Emit(m.Recorder, owner, m)
 }

@@ -12,7 +12,10 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 )
@@ -108,4 +111,57 @@ func minus(m map[string]int, own map[string]int) map[string]int {
 func writes(m map[string]int) int {
 	_, w := split(m)
 	return w
+}
+
+// latencySums is the API server's apiserver_request_duration_seconds histogram, as a sum and a
+// count per "VERB resource" (the keys of snapshot), at one moment.
+type latencySums map[string]struct{ Sum, Count float64 }
+
+// latency reads latencySums for the operator's resources.
+func (a *apiserverRequests) latency(ctx context.Context) (latencySums, error) {
+	data, err := a.rc.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, _ := parser.TextToMetricFamilies(bytes.NewReader(data))
+	out := latencySums{}
+	for _, m := range families["apiserver_request_duration_seconds"].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		res, verb := labels["resource"], labels["verb"]
+		if !operatorResources[res] || verb == "WATCH" {
+			continue
+		}
+		if sub := labels["subresource"]; sub != "" {
+			res += "/" + sub
+		}
+		e := out[verb+" "+res]
+		e.Sum += m.GetHistogram().GetSampleSum()
+		e.Count += float64(m.GetHistogram().GetSampleCount())
+		out[verb+" "+res] = e
+	}
+	return out, nil
+}
+
+// VerbLatency is the API server's mean latency of one verb and resource over a window, with the
+// number of requests it is the mean of.
+type VerbLatency struct {
+	Requests int          `json:"requests"`
+	Mean     jsonDuration `json:"mean"`
+}
+
+// latencyDelta is the mean latency per verb and resource between two readings; verbs without a
+// request in between are left out.
+func latencyDelta(before, after latencySums) map[string]VerbLatency {
+	out := map[string]VerbLatency{}
+	for k, a := range after {
+		b := before[k]
+		if n := a.Count - b.Count; n > 0 {
+			out[k] = VerbLatency{Requests: int(n), Mean: jsonDuration((a.Sum - b.Sum) / n * float64(time.Second))}
+		}
+	}
+	return out
 }

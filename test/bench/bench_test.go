@@ -120,6 +120,12 @@ func checkUpgrade(t *testing.T, u *Upgrade) {
 			t.Errorf("upgrade: %d applies (%s), want one per object, to add the managed-by label (%d): %v", got, k, u.N, u.Requests)
 		}
 	}
+	// One OwnershipMigrated Event per InferenceService for its Deployment and its Service together:
+	// a second Event of the same reason would become a series, a POST and a PATCH per object.
+	if ev := u.Requests["POST events"] + u.Requests["PATCH events"]; ev > u.N+u.N/20 {
+		t.Errorf("upgrade: %d Event writes (%d POST, %d PATCH) for %d InferenceServices, want at most one each: %v",
+			ev, u.Requests["POST events"], u.Requests["PATCH events"], u.N, u.Requests)
+	}
 	if u.Rolled != u.Dropped {
 		t.Errorf("upgrade: %d pod templates changed, want only the %d with a dropped key", u.Rolled, u.Dropped)
 	}

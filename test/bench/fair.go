@@ -98,6 +98,10 @@ type FairPhase struct {
 	Reconciles int            `json:"reconciles,omitempty"`
 	Profile    string         `json:"profile,omitempty"`
 	ProfileTop string         `json:"profileTop,omitempty"`
+	// Latency is the API server's own mean latency per verb and resource over the phase (its
+	// apiserver_request_duration_seconds), every client's requests: the benchmark's creates
+	// (POST inferenceservices) and the writes of the floor or of the operator.
+	Latency map[string]VerbLatency `json:"latency,omitempty"`
 	Allocs     string         `json:"allocsProfile,omitempty"`
 	AllocsTop  string         `json:"allocsProfileTop,omitempty"`
 }
@@ -206,6 +210,10 @@ func fairPhase(ctx context.Context, fo FairOptions, name string, n int, profileF
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
 	ph := &FairPhase{Name: name, IdleCores: b.quiet(ctx, 0.2, 10*time.Second), Load: loadAverage()}
+	lat0, err := b.apiReqs.latency(ctx)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	switch name {
 	case PhaseFloor:
@@ -236,6 +244,11 @@ func fairPhase(ctx context.Context, fo FairOptions, name string, n int, profileF
 	default:
 		return nil, fmt.Errorf("unknown phase %q", name)
 	}
+	lat1, err := b.apiReqs.latency(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ph.Latency = latencyDelta(lat0, lat1)
 	if name != PhaseOperator {
 		// After the floor's window: the wait costs the API server nothing the window counts.
 		if err := b.waitConverged(ctx, floorNamespace(n), n, time.Minute); err != nil {

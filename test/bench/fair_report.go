@@ -7,8 +7,10 @@ Licensed under the Apache License, Version 2.0.
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -54,6 +56,7 @@ func FairMarkdown(r *FairResult) string {
 		p := run.Phase(PhaseOperator)
 		fmt.Fprintf(&b, "- N=%d repeat %d: %d reconciles; %s\n", run.N, run.Repeat, p.Reconciles, perObject(p.Requests, run.N))
 	}
+	writeLatency(&b, r)
 	if p := r.Profile; p != nil {
 		fmt.Fprintf(&b, "\nProfiled operator phase at N=%d (its own run, not in the ratios): converge %s, operator CPU %s, RSS %s.\n", o.ProfileN, p.Took, p.CPU.Operator, mib(p.RSS))
 		if p.ProfileTop != "" {
@@ -99,4 +102,46 @@ func perObject(m map[string]int, n int) string {
 // WriteFair writes fair.md and fair.json into dir.
 func WriteFair(r *FairResult, dir string) error {
 	return writeReport(dir, "fair", "Fair benchmark", "make bench-fair", r, FairMarkdown(r))
+}
+
+// writeLatency is the API server's mean latency per verb and resource, phase beside phase, over
+// every repeat of an N: whether the API server answers the operator's requests more slowly than
+// the floor's, and what the operator's reads cost in time.
+func writeLatency(b *strings.Builder, r *FairResult) {
+	type key struct {
+		n    int
+		verb string
+	}
+	sum, count := map[key]map[string]float64{}, map[key]map[string]int{}
+	var keys []key
+	for _, run := range r.Runs {
+		for _, p := range run.Phases {
+			for verb, l := range p.Latency {
+				k := key{run.N, verb}
+				if sum[k] == nil {
+					sum[k], count[k] = map[string]float64{}, map[string]int{}
+					keys = append(keys, k)
+				}
+				sum[k][p.Name] += float64(l.Mean) * float64(l.Requests)
+				count[k][p.Name] += l.Requests
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	slices.SortFunc(keys, func(a, c key) int { return cmp.Or(cmp.Compare(a.n, c.n), cmp.Compare(a.verb, c.verb)) })
+	b.WriteString("\nThe API server's mean latency per request (its apiserver_request_duration_seconds over each phase, all repeats; requests in brackets; POST inferenceservices are the benchmark's creates):\n\n")
+	b.WriteString("| N | verb and resource | floor | floor+watches | operator |\n|---|---|---|---|---|\n")
+	for _, k := range keys {
+		fmt.Fprintf(b, "| %d | %s |", k.n, k.verb)
+		for _, ph := range []string{PhaseFloor, PhaseFloorWatches, PhaseOperator} {
+			if n := count[k][ph]; n > 0 {
+				fmt.Fprintf(b, " %s (%d) |", time.Duration(sum[k][ph]/float64(n)).Round(10*time.Microsecond), n)
+			} else {
+				b.WriteString(" - |")
+			}
+		}
+		b.WriteString("\n")
+	}
 }
