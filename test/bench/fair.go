@@ -101,9 +101,9 @@ type FairPhase struct {
 	// Latency is the API server's own mean latency per verb and resource over the phase (its
 	// apiserver_request_duration_seconds), every client's requests: the benchmark's creates
 	// (POST inferenceservices) and the writes of the floor or of the operator.
-	Latency map[string]VerbLatency `json:"latency,omitempty"`
-	Allocs     string         `json:"allocsProfile,omitempty"`
-	AllocsTop  string         `json:"allocsProfileTop,omitempty"`
+	Latency   map[string]VerbLatency `json:"latency,omitempty"`
+	Allocs    string                 `json:"allocsProfile,omitempty"`
+	AllocsTop string                 `json:"allocsProfileTop,omitempty"`
 }
 
 // FairSummary is one N over its repeats.
