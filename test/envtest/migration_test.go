@@ -25,6 +25,7 @@ import (
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/test/legacy"
 )
 
 // eventNotes lists the notes of Events of a reason about the object named.
@@ -108,6 +109,31 @@ var _ = Describe("Migration from the records-based operator", func() {
 			g.Expect(d.Spec.Template.Labels).NotTo(HaveKey("team"))
 		})
 		expectOtherToolsKeys(Default, d)
+	})
+
+	It("reports one OwnershipMigrated Event per InferenceService for its Deployment and its Service together [U1]", func() {
+		upgradeScenario(ns, "both")
+		isvc := &inferencev1alpha1.InferenceService{}
+		Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "both"}, isvc)).To(Succeed())
+		_, err := legacy.CreateService(suiteCtx, k8sClient, inferenceservice.Service(isvc))
+		Expect(err).NotTo(HaveOccurred())
+
+		startOperator(ns, controllers.Config{})
+		eventuallyDeployment(ns, "both", func(g Gomega, d *appsv1.Deployment) {
+			g.Expect(d.Spec.Template.Labels).NotTo(HaveKey("tier"))
+		})
+		Eventually(func() []string { return eventNotes(ns, "both", "OwnershipMigrated") }).WithTimeout(10 * time.Second).
+			Should(ConsistOf(And(ContainSubstring("Deployment "+ns+"/both"), ContainSubstring("pod labels [team, tier]"), ContainSubstring("Service "+ns+"/both"))))
+		// One Event, not a second one of the same reason folded into a series (a PATCH of it).
+		Consistently(func(g Gomega) {
+			evs := &eventsv1.EventList{}
+			g.Expect(k8sClient.List(suiteCtx, evs, client.InNamespace(ns))).To(Succeed())
+			for _, e := range evs.Items {
+				if e.Reason == "OwnershipMigrated" {
+					g.Expect(e.Series).To(BeNil(), "OwnershipMigrated became a series: %s", e.Note)
+				}
+			}
+		}).WithTimeout(3 * time.Second).Should(Succeed())
 	})
 
 	It("is idempotent: a second run sends no request [U3]", func() {
