@@ -70,9 +70,12 @@ func (r *MigrationReport) Emit(rec events.EventRecorder, owner runtime.Object, m
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.taken) > 0 {
+		from := "the legacy operator's records"
+		if len(m.Legacy.FieldManagers) > 0 {
+			from += " and Update entries (" + strings.Join(m.Legacy.FieldManagers, ", ") + ")"
+		}
 		rec.Eventf(owner, nil, corev1.EventTypeNormal, "OwnershipMigrated", "MigrateOwnership",
-			"field manager %s took over from the legacy operator's records and Update entries (%s): %s",
-			m.FieldManager, strings.Join(m.Legacy.FieldManagers, ", "), strings.Join(r.taken, "; "))
+			"field manager %s took over from %s: %s", m.FieldManager, from, strings.Join(r.taken, "; "))
 	}
 	if len(r.invalid) > 0 {
 		rec.Eventf(owner, nil, corev1.EventTypeWarning, "LegacyRecordInvalid", "MigrateOwnership",

@@ -78,6 +78,10 @@ func checkFairRun(t *testing.T, run FairRun) {
 		if p.DB.Total == 0 {
 			t.Errorf("repeat %d %s: etcd database size not measured: %+v", run.Repeat, p.Name, p.DB)
 		}
+		// Every phase applies each object's Deployment once, the floor's as the operator's.
+		if l := p.Latency["APPLY deployments"]; l.Requests < run.N || l.Mean <= 0 {
+			t.Errorf("repeat %d %s: the API server's latency of APPLY deployments not measured: %+v", run.Repeat, p.Name, p.Latency)
+		}
 	}
 	if !slices.Equal(names, run.Order) {
 		t.Errorf("repeat %d: phases %v, want them in the recorded order %v", run.Repeat, names, run.Order)
