@@ -56,10 +56,10 @@ func (r *Reconciler) setupGateway(mgr ctrl.Manager, c controller.Controller) {
 	owner := &inferencev1alpha1.InferenceService{}
 	pool := source.Kind(mgr.GetCache(), &inferencepoolv1.InferencePool{},
 		handler.TypedEnqueueRequestForOwner[*inferencepoolv1.InferencePool](mgr.GetScheme(), mgr.GetRESTMapper(), owner, handler.OnlyControllerOwner()),
-		ownership.TypedPredicate[*inferencepoolv1.InferencePool](r.Applier.Written))
+		ownership.TypedPredicateStartedLate[*inferencepoolv1.InferencePool](r.Applier.Written))
 	route := source.Kind(mgr.GetCache(), &gatewayv1.HTTPRoute{},
 		handler.TypedEnqueueRequestForOwner[*gatewayv1.HTTPRoute](mgr.GetScheme(), mgr.GetRESTMapper(), owner, handler.OnlyControllerOwner()),
-		ownership.TypedPredicate[*gatewayv1.HTTPRoute](r.Applier.Written))
+		ownership.TypedPredicateStartedLate[*gatewayv1.HTTPRoute](r.Applier.Written))
 	r.gateway = &gatewayKinds{
 		mapper: mgr.GetRESTMapper(),
 		pool:   newOptionalKind(InferencePoolKind, c, pool, recheck),

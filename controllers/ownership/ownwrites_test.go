@@ -54,3 +54,33 @@ func TestOwnWritesPredicate(t *testing.T) {
 		t.Error("a nil OwnWrites must let every event through")
 	}
 }
+
+// A watch that starts after the operator wrote objects of its kind (the Gateway API kinds) keeps
+// an initial-list create that carries someone else's later write (a Gateway's report): the
+// owner's own create event came before the watch existed, and nothing else would reconcile it.
+func TestOwnWritesPredicateStartedLate(t *testing.T) {
+	w := &OwnWrites{FieldManager: "op"}
+	p := TypedPredicateStartedLate[*appsv1.Deployment](w)
+	dep := func(rv string) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", UID: "u1", ResourceVersion: rv,
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "op", Operation: metav1.ManagedFieldsOperationApply}}}}
+	}
+	ac := appsv1ac.Deployment("d", "ns")
+	ac.UID, ac.ResourceVersion = ptr.To(types.UID("u1")), ptr.To("7")
+	w.Record(ac)
+	cases := []struct {
+		name string
+		pass bool
+		got  bool
+	}{
+		{"initial list, a write after the operator's", true, p.Create(event.TypedCreateEvent[*appsv1.Deployment]{Object: dep("8"), IsInInitialList: true})},
+		{"initial list, at the operator's own write", false, p.Create(event.TypedCreateEvent[*appsv1.Deployment]{Object: dep("7"), IsInInitialList: true})},
+		{"a create after the initial list, of an object the operator applied", false, p.Create(event.TypedCreateEvent[*appsv1.Deployment]{Object: dep("8")})},
+		{"update to the operator's own resourceVersion", false, p.Update(event.TypedUpdateEvent[*appsv1.Deployment]{ObjectOld: dep("6"), ObjectNew: dep("7")})},
+	}
+	for _, c := range cases {
+		if c.got != c.pass {
+			t.Errorf("%s: passed=%v, want %v", c.name, c.got, c.pass)
+		}
+	}
+}
