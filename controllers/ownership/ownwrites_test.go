@@ -31,23 +31,14 @@ func TestOwnWritesPredicate(t *testing.T) {
 	ac.UID, ac.ResourceVersion = ptr.To(types.UID("u1")), ptr.To("7")
 	w.Record(ac)
 
-	cases := []struct {
-		name string
-		pass bool
-		got  bool
-	}{
+	checkPredicate(t, []predicateCase{
 		{"create of an object the operator applied", false, p.Create(event.CreateEvent{Object: dep("7", ours)})},
 		{"create of an object someone else wrote", true, p.Create(event.CreateEvent{Object: dep("7", theirs)})},
 		{"update to the operator's own resourceVersion", false, p.Update(event.UpdateEvent{ObjectOld: dep("6", ours), ObjectNew: dep("7", ours)})},
 		{"update to a later resourceVersion", true, p.Update(event.UpdateEvent{ObjectOld: dep("7", ours), ObjectNew: dep("8", ours, theirs)})},
 		{"delete", true, p.Delete(event.DeleteEvent{Object: dep("8", ours)})},
 		{"update after the delete forgot it", true, p.Update(event.UpdateEvent{ObjectOld: dep("6", ours), ObjectNew: dep("7", ours)})},
-	}
-	for _, c := range cases {
-		if c.got != c.pass {
-			t.Errorf("%s: passed=%v, want %v", c.name, c.got, c.pass)
-		}
-	}
+	})
 	var none *OwnWrites
 	none.Record(ac)
 	if !none.Predicate().Create(event.CreateEvent{Object: dep("7", ours)}) {
@@ -68,16 +59,23 @@ func TestOwnWritesPredicateStartedLate(t *testing.T) {
 	ac := appsv1ac.Deployment("d", "ns")
 	ac.UID, ac.ResourceVersion = ptr.To(types.UID("u1")), ptr.To("7")
 	w.Record(ac)
-	cases := []struct {
-		name string
-		pass bool
-		got  bool
-	}{
+	checkPredicate(t, []predicateCase{
 		{"initial list, a write after the operator's", true, p.Create(event.TypedCreateEvent[*appsv1.Deployment]{Object: dep("8"), IsInInitialList: true})},
 		{"initial list, at the operator's own write", false, p.Create(event.TypedCreateEvent[*appsv1.Deployment]{Object: dep("7"), IsInInitialList: true})},
 		{"a create after the initial list, of an object the operator applied", false, p.Create(event.TypedCreateEvent[*appsv1.Deployment]{Object: dep("8")})},
 		{"update to the operator's own resourceVersion", false, p.Update(event.TypedUpdateEvent[*appsv1.Deployment]{ObjectOld: dep("6"), ObjectNew: dep("7")})},
-	}
+	})
+}
+
+// predicateCase is one event: whether the predicate should pass it, and whether it did.
+type predicateCase struct {
+	name string
+	pass bool
+	got  bool
+}
+
+func checkPredicate(t *testing.T, cases []predicateCase) {
+	t.Helper()
 	for _, c := range cases {
 		if c.got != c.pass {
 			t.Errorf("%s: passed=%v, want %v", c.name, c.got, c.pass)

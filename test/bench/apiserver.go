@@ -59,19 +59,28 @@ func (a *apiserverRequests) snapshot(ctx context.Context) (map[string]int, error
 		}
 		labels := parseLabels(line[len("apiserver_request_total{"):end])
 		v, err := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
-		if err != nil || labels["resource"] == "" || labels["verb"] == "WATCH" {
+		key, ok := operatorRequest(labels)
+		if err != nil || !ok {
 			continue
 		}
-		res := labels["resource"]
-		if !operatorResources[res] || (res == "endpointslices" && labels["verb"] != "LIST") || (res == "configmaps" && labels["verb"] == "GET") {
-			continue
-		}
-		if sub := labels["subresource"]; sub != "" {
-			res += "/" + sub
-		}
-		out[labels["verb"]+" "+res] += int(v)
+		out[key] += int(v)
 	}
 	return out, s.Err()
+}
+
+// operatorRequest is the "VERB resource[/subresource]" key of a request series of the API
+// server's metrics, and whether it can be the operator's (see operatorResources); WATCH is left
+// out. The request counts and the latencies use it both, so they count the same requests.
+func operatorRequest(labels map[string]string) (string, bool) {
+	res, verb := labels["resource"], labels["verb"]
+	if res == "" || verb == "WATCH" || !operatorResources[res] ||
+		(res == "endpointslices" && verb != "LIST") || (res == "configmaps" && verb == "GET") {
+		return "", false
+	}
+	if sub := labels["subresource"]; sub != "" {
+		res += "/" + sub
+	}
+	return verb + " " + res, true
 }
 
 // operatorResources are the resources the operator's role covers. Requests on others are the
@@ -131,17 +140,14 @@ func (a *apiserverRequests) latency(ctx context.Context) (latencySums, error) {
 		for _, l := range m.GetLabel() {
 			labels[l.GetName()] = l.GetValue()
 		}
-		res, verb := labels["resource"], labels["verb"]
-		if !operatorResources[res] || verb == "WATCH" {
+		key, ok := operatorRequest(labels)
+		if !ok {
 			continue
 		}
-		if sub := labels["subresource"]; sub != "" {
-			res += "/" + sub
-		}
-		e := out[verb+" "+res]
+		e := out[key]
 		e.Sum += m.GetHistogram().GetSampleSum()
 		e.Count += float64(m.GetHistogram().GetSampleCount())
-		out[verb+" "+res] = e
+		out[key] = e
 	}
 	return out, nil
 }
