@@ -89,7 +89,12 @@ func operatorMetrics(t *testing.T) map[string]bool {
 	defer cancel()
 	skip := true
 	c, err := controller.NewUnmanaged("inferenceservice", controller.Options{SkipNameValidation: &skip,
-		Reconciler: reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return reconcile.Result{}, nil })})
+		Reconciler: reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+			// A reconcile takes time, as the operator's do: a gather that races ahead of the
+			// observation of its duration then fails every run, not once in a while.
+			time.Sleep(200 * time.Millisecond)
+			return reconcile.Result{}, nil
+		})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,17 +115,32 @@ func operatorMetrics(t *testing.T) map[string]bool {
 		for _, f := range families {
 			got[f.GetName()] = true
 		}
-		if got["workqueue_depth"] && got["controller_runtime_reconcile_total"] {
+		if reconciled(got) {
 			for n := range got {
 				names[n] = true
 			}
 			return names
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("controller-runtime's workqueue_depth and controller_runtime_reconcile_total did not appear in its registry within 30s")
+			t.Fatalf("controller-runtime's %v did not all appear in its registry within 30s", afterOneReconcile)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// afterOneReconcile are the families controller-runtime has a series of once one item went through
+// the queue and its reconcile returned. reconcile_total has series from the controller's start, but
+// reconcile_time_seconds only after the reconcile's duration is observed, which happens after the
+// reconciler returns: waiting on reconcile_total alone gathered too early once under CI load.
+var afterOneReconcile = []string{"workqueue_depth", "controller_runtime_reconcile_total", "controller_runtime_reconcile_time_seconds"}
+
+func reconciled(got map[string]bool) bool {
+	for _, n := range afterOneReconcile {
+		if !got[n] {
+			return false
+		}
+	}
+	return true
 }
 
 // proxyMetrics are the metric families the router-proxy registers, wired as cmd/router-proxy
