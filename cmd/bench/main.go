@@ -48,6 +48,7 @@ func main() {
 	flag.IntVar(&o.UnrelatedConfigMaps, "unrelated-configmaps", 10000, "ConfigMaps not the operator's created beside the largest N for the same measurement.")
 	fair := flag.Bool("fair", false, "Fair mode: the unthrottled floor, the floor beside the operator's idle informers and the operator process, each phase on a fresh control plane, in alternating order; writes fair.md and fair.json into -out (needs -operator-binary; uses -n, -repeat, -workers, -cache-transform, -unthrottled-*, -profile-n).")
 	repeat := flag.Int("repeat", 2, "Fair mode: repeats of every N (the phase order alternates between them).")
+	firstRepeat := flag.Int("first-repeat", 0, "Fair mode: the index of the first repeat, so a run of -repeat 1 -first-repeat 1 adds the operator-first order to an earlier floor-first run.")
 	flag.Parse()
 	o.Unthrottled.QPS = float32(*uqps)
 	for _, s := range strings.Split(*sweep, ",") {
@@ -79,7 +80,7 @@ func main() {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	if *fair {
-		runFair(ctx, o, *repeat, *out)
+		runFair(ctx, o, *repeat, *firstRepeat, *out)
 		return
 	}
 	res, err := bench.Main(ctx, o)
@@ -99,9 +100,9 @@ func main() {
 }
 
 // runFair is -fair: bench.Fair with the operator process's unthrottled settings.
-func runFair(ctx context.Context, o bench.Options, repeat int, out string) {
+func runFair(ctx context.Context, o bench.Options, repeat, firstRepeat int, out string) {
 	res, err := bench.Fair(ctx, bench.FairOptions{
-		Ns: o.Ns, Repeat: repeat, OperatorBinary: o.OperatorBinary, Settings: o.Unthrottled,
+		Ns: o.Ns, Repeat: repeat, FirstRepeat: firstRepeat, OperatorBinary: o.OperatorBinary, Settings: o.Unthrottled,
 		CacheTransform: o.CacheTransform, Workers: o.Workers, ProfileN: o.ProfileN, ProfileDir: o.ProfileDir, Log: o.Log,
 	})
 	if err != nil {

@@ -32,6 +32,9 @@ type FairOptions struct {
 	Ns []int
 	// Repeat is how many times every N is measured; the order of the phases alternates.
 	Repeat int
+	// FirstRepeat is the index of the first repeat (its order is fairOrder's of that index): a
+	// long N can be measured in two runs, one per order.
+	FirstRepeat int `json:",omitempty"`
 	// OperatorBinary is the operator run as its own process in the operator phase.
 	OperatorBinary string
 	// Settings are the operator process's client and concurrency flags.
@@ -113,6 +116,9 @@ type FairSummary struct {
 	OverFloorWatches Spread `json:"operatorOverFloorWatches"`
 	// PerObject is the mean CPU per object of each phase, by phase name.
 	PerObject map[string]CPU `json:"cpuPerObject"`
+	// Cores is how many of the machine's cores each phase kept busy on average, by phase name:
+	// near the machine's count, the phase's time is its CPU divided by the cores.
+	Cores map[string]float64 `json:"busyCores"`
 }
 
 // Spread is a ratio over the repeats.
@@ -147,7 +153,7 @@ func Fair(ctx context.Context, fo FairOptions) (*FairResult, error) {
 	res := &FairResult{Options: fo, Started: time.Now().UTC(), Machine: Machine(), Load: loadAverage()}
 	for _, n := range fo.Ns {
 		var runs []FairRun
-		for r := range fo.Repeat {
+		for r := fo.FirstRepeat; r < fo.FirstRepeat+fo.Repeat; r++ {
 			run := FairRun{N: n, Repeat: r, Order: fairOrder(r)}
 			for _, name := range run.Order {
 				ph, err := fairPhase(ctx, fo, name, n, 0)
@@ -284,8 +290,8 @@ func (b *bench) quiet(ctx context.Context, cores float64, patience time.Duration
 
 // summarise is one N over its runs.
 func summarise(n int, runs []FairRun) FairSummary {
-	s := FairSummary{N: n, PerObject: map[string]CPU{}}
-	sums := map[string]CPU{}
+	s := FairSummary{N: n, PerObject: map[string]CPU{}, Cores: map[string]float64{}}
+	sums, took := map[string]CPU{}, map[string]time.Duration{}
 	for _, r := range runs {
 		s.OverFloor.add(r.OverFloor)
 		s.OverFloorWatches.add(r.OverFloorWatches)
@@ -294,12 +300,16 @@ func summarise(n int, runs []FairRun) FairSummary {
 			c.Operator += p.CPU.Operator
 			c.APIServer += p.CPU.APIServer
 			c.Etcd += p.CPU.Etcd
+			c.Bench += p.CPU.Bench
+			c.Machine += p.CPU.Machine
 			sums[p.Name] = c
+			took[p.Name] += time.Duration(p.Took)
 		}
 	}
 	div := jsonDuration(n * len(runs))
 	for name, c := range sums {
-		s.PerObject[name] = CPU{Operator: c.Operator / div, APIServer: c.APIServer / div, Etcd: c.Etcd / div}
+		s.PerObject[name] = CPU{Operator: c.Operator / div, APIServer: c.APIServer / div, Etcd: c.Etcd / div, Bench: c.Bench / div, Machine: c.Machine / div}
+		s.Cores[name] = c.Cores(took[name])
 	}
 	return s
 }

@@ -25,8 +25,8 @@ func FairMarkdown(r *FairResult) string {
 	b.WriteString("Every phase runs on its own fresh control plane (kube-apiserver and etcd), warmed up with 20 objects and left to quiet down first, so that no phase runs on a store another one has grown; the order alternates per repeat and is in the # column. " +
 		"floor: a bare client, as the operator's user and without a client-side limit, writes what the operator writes. floor+watches: the same floor while an idle cache of the operator's kinds, with its cache options, watches the namespace. " +
 		"operator: the operator binary converging the same objects, until the benchmark's watch sees every object converged (seen converged: the floors timed that way too). CPU from /proc/<pid>/stat over each phase's window; etcd's database size at its end.\n\n")
-	b.WriteString("| N | repeat | # | phase | converge | seen converged | per object | API server CPU / object | etcd CPU / object | operator CPU / object | etcd db total (in use) | API server idle before | load (1 min) | operator RSS |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| N | repeat | # | phase | converge | seen converged | per object | API server CPU / object | etcd CPU / object | operator CPU / object | benchmark CPU / object | machine busy | etcd db total (in use) | API server idle before | load (1 min) | operator RSS |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, run := range r.Runs {
 		n := time.Duration(run.N)
 		for i, p := range run.Phases {
@@ -35,9 +35,10 @@ func FairMarkdown(r *FairResult) string {
 				op, rss, seen = fmtDur(time.Duration(p.CPU.Operator)/n), mib(p.RSS), p.Took.String()
 			}
 			load, _, _ := strings.Cut(p.Load, " ")
-			fmt.Fprintf(&b, "| %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %.2f cores | %s | %s |\n",
+			fmt.Fprintf(&b, "| %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %.2f cores | %s (%s) | %.2f cores | %s | %s |\n",
 				run.N, run.Repeat, i+1, p.Name, p.Took, seen, fmtDur(time.Duration(p.Took)/n),
 				fmtDur(time.Duration(p.CPU.APIServer)/n), fmtDur(time.Duration(p.CPU.Etcd)/n), op,
+				fmtDur(time.Duration(p.CPU.Bench)/n), p.CPU.Cores(time.Duration(p.Took)),
 				mib(p.DB.Total), mib(p.DB.InUse), p.IdleCores, load, rss)
 		}
 	}
@@ -50,6 +51,20 @@ func FairMarkdown(r *FairResult) string {
 			s.N, perRepeat(r, s.N, s.OverFloor), s.OverFloor.Min, s.OverFloor.Max,
 			perRepeat(r, s.N, s.OverFloorWatches), s.OverFloorWatches.Min, s.OverFloorWatches.Max,
 			f.APIServer, f.Etcd, w.APIServer, w.Etcd, op.Operator, op.APIServer, op.Etcd)
+	}
+	b.WriteString("\nWhere the CPU went, per object and phase (mean over the repeats): the processes the benchmark runs (API server, etcd, operator, the benchmark itself) and the cores the whole machine kept busy. When a phase keeps the cores busy, its time is its CPU divided by them, and the ratio of two phases' times follows the ratio of their CPU:\n\n")
+	b.WriteString("| N | phase | API server | etcd | operator | benchmark | total | machine busy |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	for _, s := range r.Summaries {
+		for _, name := range []string{PhaseFloor, PhaseFloorWatches, PhaseOperator} {
+			c, ok := s.PerObject[name]
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %.2f cores |\n", s.N, name,
+				fmtDur(time.Duration(c.APIServer)), fmtDur(time.Duration(c.Etcd)), fmtDur(time.Duration(c.Operator)),
+				fmtDur(time.Duration(c.Bench)), fmtDur(c.Total()), s.Cores[name])
+		}
 	}
 	b.WriteString("\nThe operator's requests per object (API server's apiserver_request_total, without the benchmark's creates):\n\n")
 	for _, run := range r.Runs {

@@ -69,7 +69,7 @@ func checkFairRun(t *testing.T, run FairRun) {
 	var names []string
 	for _, p := range run.Phases {
 		names = append(names, p.Name)
-		if p.Took <= 0 || p.CPU.APIServer <= 0 || p.CPU.Etcd <= 0 {
+		if p.Took <= 0 || p.CPU.APIServer <= 0 || p.CPU.Etcd <= 0 || p.CPU.Bench <= 0 || p.CPU.Machine < p.CPU.APIServer {
 			t.Errorf("repeat %d %s: duration or CPU not measured: %+v", run.Repeat, p.Name, p)
 		}
 		if p.Name != PhaseOperator && p.Seen < p.Took {
@@ -112,7 +112,7 @@ func TestFairOrder(t *testing.T) {
 // TestSummarise: the spread and the CPU per object of two repeats.
 func TestSummarise(t *testing.T) {
 	phase := func(name string, api time.Duration) FairPhase {
-		return FairPhase{Name: name, CPU: CPU{APIServer: jsonDuration(api)}}
+		return FairPhase{Name: name, Took: jsonDuration(api), CPU: CPU{APIServer: jsonDuration(api), Machine: jsonDuration(3 * api / 2)}}
 	}
 	runs := []FairRun{
 		{OverFloor: 1.5, OverFloorWatches: 1.2, Phases: []FairPhase{phase(PhaseFloor, 10*time.Second), phase(PhaseOperator, 20*time.Second)}},
@@ -125,6 +125,9 @@ func TestSummarise(t *testing.T) {
 	// 40 s over 2 repeats of 10 objects.
 	if got := time.Duration(s.PerObject[PhaseFloor].APIServer); got != 2*time.Second {
 		t.Errorf("floor API server CPU per object %s, want 2s", got)
+	}
+	if got := s.Cores[PhaseOperator]; got != 1.5 {
+		t.Errorf("operator's busy cores %v, want 1.5", got)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/procfs"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -102,14 +103,51 @@ type CPU struct {
 	Operator  jsonDuration `json:"operator"`
 	APIServer jsonDuration `json:"apiserver"`
 	Etcd      jsonDuration `json:"etcd"`
+	// Bench is the benchmark's own process: its creators, its observer's watch and, for the
+	// floors, the client that writes what the operator would.
+	Bench jsonDuration `json:"bench"`
+	// Machine is the CPU every process of the machine used (its busy time, all cores): with the
+	// window's length it says whether the cores were the limit.
+	Machine jsonDuration `json:"machine"`
 }
 
-type cpuMark struct{ op, api, etcd time.Duration }
+// Cores is how many cores the machine kept busy over a window of that length.
+func (c CPU) Cores(window time.Duration) float64 {
+	if window <= 0 {
+		return 0
+	}
+	return float64(c.Machine) / float64(window)
+}
+
+// Total is the CPU of the processes the benchmark runs: control plane, operator and itself.
+func (c CPU) Total() time.Duration {
+	return time.Duration(c.Operator + c.APIServer + c.Etcd + c.Bench)
+}
+
+type cpuMark struct{ op, api, etcd, bench, machine time.Duration }
 
 func (m cpuMeter) mark(operatorPID int) cpuMark {
-	return cpuMark{op: cpuTime(operatorPID), api: cpuTime(m.apiserver), etcd: cpuTime(m.etcd)}
+	return cpuMark{op: cpuTime(operatorPID), api: cpuTime(m.apiserver), etcd: cpuTime(m.etcd), bench: cpuTime(os.Getpid()), machine: machineBusy()}
 }
 
 func (start cpuMark) to(end cpuMark) CPU {
-	return CPU{Operator: jsonDuration(end.op - start.op), APIServer: jsonDuration(end.api - start.api), Etcd: jsonDuration(end.etcd - start.etcd)}
+	return CPU{Operator: jsonDuration(end.op - start.op), APIServer: jsonDuration(end.api - start.api), Etcd: jsonDuration(end.etcd - start.etcd),
+		Bench: jsonDuration(end.bench - start.bench), Machine: jsonDuration(end.machine - start.machine)}
+}
+
+// machineBusy is the CPU time all cores have spent busy since boot, from /proc/stat: user,
+// system and interrupts, not idle, iowait (a core waiting on the disk does no work) or steal (a
+// virtual machine's core the host ran something else on); zero when /proc cannot be read.
+func machineBusy() time.Duration {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return 0
+	}
+	st, err := fs.Stat()
+	if err != nil {
+		return 0
+	}
+	t := st.CPUTotal
+	busy := t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ
+	return time.Duration(busy * float64(time.Second))
 }
