@@ -48,6 +48,7 @@ func main() {
 	flag.IntVar(&o.UnrelatedConfigMaps, "unrelated-configmaps", 10000, "ConfigMaps not the operator's created beside the largest N for the same measurement.")
 	fair := flag.Bool("fair", false, "Fair mode: the unthrottled floor, the floor beside the operator's idle informers and the operator process, each phase on a fresh control plane, in alternating order; writes fair.md and fair.json into -out (needs -operator-binary; uses -n, -repeat, -workers, -cache-transform, -unthrottled-*, -profile-n).")
 	repeat := flag.Int("repeat", 2, "Fair mode: repeats of every N (the phase order alternates between them).")
+	apiProfile := flag.Bool("apiserver-profile", false, "Fair mode: CPU-profile the API server over every phase into -out and report where the operator's phase spent more of it than the floor+watches phase.")
 	firstRepeat := flag.Int("first-repeat", 0, "Fair mode: the index of the first repeat, so a run of -repeat 1 -first-repeat 1 adds the operator-first order to an earlier floor-first run.")
 	flag.Parse()
 	o.Unthrottled.QPS = float32(*uqps)
@@ -80,7 +81,7 @@ func main() {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
 	if *fair {
-		runFair(ctx, o, *repeat, *firstRepeat, *out)
+		runFair(ctx, o, bench.FairOptions{Repeat: *repeat, FirstRepeat: *firstRepeat, APIServerProfile: *apiProfile}, *out)
 		return
 	}
 	res, err := bench.Main(ctx, o)
@@ -100,15 +101,15 @@ func main() {
 }
 
 // runFair is -fair: bench.Fair with the operator process's unthrottled settings.
-func runFair(ctx context.Context, o bench.Options, repeat, firstRepeat int, out string) {
-	res, err := bench.Fair(ctx, bench.FairOptions{
-		Ns: o.Ns, Repeat: repeat, FirstRepeat: firstRepeat, OperatorBinary: o.OperatorBinary, Settings: o.Unthrottled,
-		CacheTransform: o.CacheTransform, Workers: o.Workers, ProfileN: o.ProfileN, ProfileDir: o.ProfileDir, Log: o.Log,
-	})
+func runFair(ctx context.Context, o bench.Options, fo bench.FairOptions, out string) {
+	fo.Ns, fo.OperatorBinary, fo.Settings = o.Ns, o.OperatorBinary, o.Unthrottled
+	fo.CacheTransform, fo.Workers, fo.ProfileN, fo.ProfileDir, fo.Log = o.CacheTransform, o.Workers, o.ProfileN, o.ProfileDir, o.Log
+	res, err := bench.Fair(ctx, fo)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+	res.Command = fairCommand(os.Args[1:])
 	fmt.Print(bench.FairMarkdown(res))
 	if out != "" {
 		if err := bench.WriteFair(res, out); err != nil {
@@ -117,4 +118,20 @@ func runFair(ctx context.Context, o bench.Options, repeat, firstRepeat int, out 
 		}
 		fmt.Fprintf(os.Stderr, "wrote %s/fair.md and %s/fair.json\n", out, out)
 	}
+}
+
+// fairCommand is the make command that reruns a fair run of these arguments: make bench-fair
+// passes -fair and the operator binary itself, the rest is BENCH_FAIR_ARGS.
+func fairCommand(args []string) string {
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		switch a := strings.TrimLeft(args[i], "-"); {
+		case a == "fair" || strings.HasPrefix(a, "operator-binary="):
+		case a == "operator-binary":
+			i++
+		default:
+			rest = append(rest, args[i])
+		}
+	}
+	return "make bench-fair BENCH_FAIR_ARGS='" + strings.Join(rest, " ") + "'"
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"time"
 )
@@ -46,11 +47,17 @@ type FairOptions struct {
 	// into ProfileDir; it is reported on its own, out of the ratios.
 	ProfileN   int
 	ProfileDir string
-	Log        io.Writer `json:"-"`
+	// APIServerProfile profiles the API server's CPU over every phase of the ratios into
+	// ProfileDir (apiserver-<N>-<repeat>-<phase>.pprof), and reports where the operator's phase
+	// spent more of it than the floor's.
+	APIServerProfile bool      `json:",omitempty"`
+	Log              io.Writer `json:"-"`
 }
 
 // FairResult is one fair run.
 type FairResult struct {
+	// Command reproduces the run (the report's first line); "make bench-fair" when empty.
+	Command string      `json:"command,omitempty"`
 	Machine string      `json:"machine"`
 	Load    string      `json:"load"`
 	Options FairOptions `json:"options"`
@@ -107,6 +114,9 @@ type FairPhase struct {
 	Latency   map[string]VerbLatency `json:"latency,omitempty"`
 	Allocs    string                 `json:"allocsProfile,omitempty"`
 	AllocsTop string                 `json:"allocsProfileTop,omitempty"`
+	// APIServerProfile is the API server's CPU profile over the phase (FairOptions.APIServerProfile).
+	APIServerProfile    string `json:"apiserverProfile,omitempty"`
+	APIServerProfileTop string `json:"apiserverProfileTop,omitempty"`
 }
 
 // FairSummary is one N over its repeats.
@@ -116,6 +126,12 @@ type FairSummary struct {
 	OverFloorWatches Spread `json:"operatorOverFloorWatches"`
 	// PerObject is the mean CPU per object of each phase, by phase name.
 	PerObject map[string]CPU `json:"cpuPerObject"`
+	// APIServerDiff is `go tool pprof -top -cum -diff_base` of the API server's profile in the
+	// floor+watches phase against the operator phase of one repeat (APIServerDiffOf): the
+	// functions the API server spent more CPU in for the operator than for the same writes and
+	// watches from a bare client.
+	APIServerDiff   string    `json:"apiserverDiff,omitempty"`
+	APIServerDiffOf [2]string `json:"apiserverDiffOf,omitzero"`
 	// Cores is how many of the machine's cores each phase kept busy on average, by phase name:
 	// near the machine's count, the phase's time is its CPU divided by the cores.
 	Cores map[string]float64 `json:"busyCores"`
@@ -156,7 +172,7 @@ func Fair(ctx context.Context, fo FairOptions) (*FairResult, error) {
 		for r := fo.FirstRepeat; r < fo.FirstRepeat+fo.Repeat; r++ {
 			run := FairRun{N: n, Repeat: r, Order: fairOrder(r)}
 			for _, name := range run.Order {
-				ph, err := fairPhase(ctx, fo, name, n, 0)
+				ph, err := fairPhase(ctx, fo, name, n, r, 0)
 				if err != nil {
 					return nil, fmt.Errorf("N=%d repeat %d %s: %w", n, r, name, err)
 				}
@@ -169,13 +185,22 @@ func Fair(ctx context.Context, fo FairOptions) (*FairResult, error) {
 			runs = append(runs, run)
 		}
 		res.Runs = append(res.Runs, runs...)
-		res.Summaries = append(res.Summaries, summarise(n, runs))
+		sum := summarise(n, runs)
+		for _, run := range runs {
+			base, op := run.Phase(PhaseFloorWatches).APIServerProfile, run.Phase(PhaseOperator).APIServerProfile
+			if base != "" && op != "" {
+				sum.APIServerDiffOf = [2]string{base, op}
+				sum.APIServerDiff = pprofDiff(apiServerBinary(), base, op, filepath.Join(fo.ProfileDir, fmt.Sprintf("apiserver-%d-%d-diff.top.txt", n, run.Repeat)))
+				break
+			}
+		}
+		res.Summaries = append(res.Summaries, sum)
 		if n == fo.ProfileN {
 			// The profile's window is fixed: fit it to the fastest floor of this N.
 			floor := time.Duration(slices.MinFunc(runs, func(a, b FairRun) int {
 				return int(a.Phase(PhaseFloor).Took - b.Phase(PhaseFloor).Took)
 			}).Phase(PhaseFloor).Took)
-			ph, err := fairPhase(ctx, fo, PhaseOperator, n, floor)
+			ph, err := fairPhase(ctx, fo, PhaseOperator, n, -1, floor)
 			if err != nil {
 				return nil, fmt.Errorf("N=%d profile: %w", n, err)
 			}
@@ -200,7 +225,7 @@ func (r FairRun) Phase(name string) FairPhase {
 // fairPhase starts a control plane, warms it up as Main does, waits for it to be quiet and runs
 // one phase of n objects on it. With profileFloor, the operator phase is profiled over a window
 // fitted to that floor.
-func fairPhase(ctx context.Context, fo FairOptions, name string, n int, profileFloor time.Duration) (*FairPhase, error) {
+func fairPhase(ctx context.Context, fo FairOptions, name string, n, repeat int, profileFloor time.Duration) (*FairPhase, error) {
 	o := Options{
 		Workers: fo.Workers, OperatorBinary: fo.OperatorBinary, CacheTransform: fo.CacheTransform,
 		ProfileDir: fo.ProfileDir, AllocsProfile: true, Log: fo.Log,
@@ -219,6 +244,12 @@ func fairPhase(ctx context.Context, fo FairOptions, name string, n int, profileF
 	lat0, err := b.apiReqs.latency(ctx)
 	if err != nil {
 		return nil, err
+	}
+	var apiProf *apiServerProfile
+	if fo.APIServerProfile && profileFloor == 0 {
+		if apiProf, err = startAPIServerProfile(ctx, b.cfg); err != nil {
+			return nil, err
+		}
 	}
 	start := time.Now()
 	switch name {
@@ -249,6 +280,13 @@ func fairPhase(ctx context.Context, fo FairOptions, name string, n int, profileF
 		ph.Profile, ph.ProfileTop, ph.Allocs, ph.AllocsTop = p.Profile, p.ProfileTop, p.AllocsProfile, p.AllocsProfileTop
 	default:
 		return nil, fmt.Errorf("unknown phase %q", name)
+	}
+	if apiProf != nil {
+		ph.APIServerProfile = filepath.Join(fo.ProfileDir, fmt.Sprintf("apiserver-%d-%d-%s.pprof", n, repeat, name))
+		if err := apiProf.stop(ph.APIServerProfile); err != nil {
+			return nil, fmt.Errorf("the API server's profile: %w", err)
+		}
+		ph.APIServerProfileTop = pprofTop(apiServerBinary(), ph.APIServerProfile)
 	}
 	lat1, err := b.apiReqs.latency(ctx)
 	if err != nil {

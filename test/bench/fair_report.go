@@ -66,6 +66,13 @@ func FairMarkdown(r *FairResult) string {
 				fmtDur(time.Duration(c.Bench)), fmtDur(c.Total()), s.Cores[name])
 		}
 	}
+	for _, s := range r.Summaries {
+		if s.APIServerDiff == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\nWhere the API server spent more CPU for the operator than for the floor beside the same watches, N=%d (`go tool pprof -top -cum -diff_base %s %s`; every phase's own profile is beside it):\n\n```\n%s```\n",
+			s.N, filepath.Base(s.APIServerDiffOf[0]), filepath.Base(s.APIServerDiffOf[1]), topLines(s.APIServerDiff, 30))
+	}
 	b.WriteString("\nThe operator's requests per object (API server's apiserver_request_total, without the benchmark's creates):\n\n")
 	for _, run := range r.Runs {
 		p := run.Phase(PhaseOperator)
@@ -116,7 +123,11 @@ func perObject(m map[string]int, n int) string {
 
 // WriteFair writes fair.md and fair.json into dir.
 func WriteFair(r *FairResult, dir string) error {
-	return writeReport(dir, "fair", "Fair benchmark", "make bench-fair", r, FairMarkdown(r))
+	command := r.Command
+	if command == "" {
+		command = "make bench-fair"
+	}
+	return writeReport(dir, "fair", "Fair benchmark", command, r, FairMarkdown(r))
 }
 
 // writeLatency is the API server's mean latency per verb and resource, phase beside phase, over

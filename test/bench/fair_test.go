@@ -9,6 +9,7 @@ package bench
 import (
 	"context"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -33,9 +34,12 @@ func TestFairSmoke(t *testing.T) {
 	defer cancel()
 	binary := buildOperator(ctx, t)
 	const repeat = 1
+	// The API server's profile chunks last as long as the smoke's phases.
+	defer func(d time.Duration) { apiProfileChunk = d }(apiProfileChunk)
+	apiProfileChunk = time.Second
 	res, err := Fair(ctx, FairOptions{
 		Ns: []int{20}, Repeat: repeat, OperatorBinary: binary, Settings: Settings{QPS: -1, Burst: 100, Concurrency: 4},
-		CacheTransform: controllers.CacheTransformSafe, Workers: 4, ProfileDir: t.TempDir(),
+		CacheTransform: controllers.CacheTransformSafe, Workers: 4, ProfileDir: t.TempDir(), APIServerProfile: true,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +57,10 @@ func TestFairSmoke(t *testing.T) {
 	}
 	if s := res.Summaries; len(s) != 1 || len(s[0].OverFloor.Values) != repeat || s[0].OverFloor.Min > s[0].OverFloor.Max || len(s[0].PerObject) != 3 {
 		t.Errorf("summary: %+v", s)
+	}
+	// The API server's profile of every phase, and where the operator's phase spent more of it.
+	if s := res.Summaries; len(s) == 1 && (s[0].APIServerDiff == "" || !strings.Contains(md, "Where the API server spent more CPU")) {
+		t.Errorf("no diff of the API server's profiles: %+v", s[0].APIServerDiffOf)
 	}
 	if !strings.Contains(md, "| floor+watches |") {
 		t.Errorf("markdown has no floor+watches line:\n%s", md)
@@ -74,6 +82,9 @@ func checkFairRun(t *testing.T, run FairRun) {
 		}
 		if p.Name != PhaseOperator && p.Seen < p.Took {
 			t.Errorf("repeat %d %s: seen converged after %s, before its last write (%s)", run.Repeat, p.Name, p.Seen, p.Took)
+		}
+		if fi, err := os.Stat(p.APIServerProfile); err != nil || fi.Size() == 0 || !strings.Contains(p.APIServerProfileTop, "kube-apiserver") {
+			t.Errorf("repeat %d %s: the API server's profile %q not written or not read (%v): %q", run.Repeat, p.Name, p.APIServerProfile, err, p.APIServerProfileTop)
 		}
 		if p.DB.Total == 0 {
 			t.Errorf("repeat %d %s: etcd database size not measured: %+v", run.Repeat, p.Name, p.DB)

@@ -260,6 +260,22 @@ func (b *bench) touchAll(ctx context.Context, kind client.Object, ns string, n i
 	})
 }
 
+// pprofDiff is `go tool pprof -top -cum` of profile less base (what profile spent more on), written
+// to out with the flat view; empty when go is not there.
+func pprofDiff(binary, base, profile, out string) string {
+	top := func(more ...string) ([]byte, error) {
+		a := append([]string{"tool", "pprof", "-top", "-nodecount=40", "-diff_base", base}, more...)
+		return exec.Command("go", append(a, binary, profile)...).Output()
+	}
+	cum, err := top("-cum")
+	if err != nil {
+		return ""
+	}
+	flat, _ := top()
+	_ = os.WriteFile(out, append(append(cum, '\n'), flat...), 0o644)
+	return string(cum)
+}
+
 // pprofTop is `go tool pprof -top -cum` of a profile (where the time goes, by caller), written
 // beside it with the flat view; empty when go is not there.
 func pprofTop(binary, profile string, args ...string) string {
