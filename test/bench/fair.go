@@ -281,6 +281,14 @@ func fairPhase(ctx context.Context, fo FairOptions, name string, n, repeat int, 
 	default:
 		return nil, fmt.Errorf("unknown phase %q", name)
 	}
+	if name != PhaseOperator {
+		// After the floor's window: the wait costs the API server nothing the window counts.
+		if err := b.waitConverged(ctx, floorNamespace(n), n, time.Minute); err != nil {
+			return nil, err
+		}
+		ph.Seen = jsonDuration(time.Since(start))
+	}
+	// After the floors' seen: stopping the profile waits for its last chunk.
 	if apiProf != nil {
 		ph.APIServerProfile = filepath.Join(fo.ProfileDir, fmt.Sprintf("apiserver-%d-%d-%s.pprof", n, repeat, name))
 		if err := apiProf.stop(ph.APIServerProfile); err != nil {
@@ -293,13 +301,6 @@ func fairPhase(ctx context.Context, fo FairOptions, name string, n, repeat int, 
 		return nil, err
 	}
 	ph.Latency = latencyDelta(lat0, lat1)
-	if name != PhaseOperator {
-		// After the floor's window: the wait costs the API server nothing the window counts.
-		if err := b.waitConverged(ctx, floorNamespace(n), n, time.Minute); err != nil {
-			return nil, err
-		}
-		ph.Seen = jsonDuration(time.Since(start))
-	}
 	if ph.DB, err = b.dbSize(ctx); err != nil {
 		return nil, err
 	}
