@@ -335,19 +335,12 @@ func summarise(n int, runs []FairRun) FairSummary {
 		s.OverFloor.add(r.OverFloor)
 		s.OverFloorWatches.add(r.OverFloorWatches)
 		for _, p := range r.Phases {
-			c := sums[p.Name]
-			c.Operator += p.CPU.Operator
-			c.APIServer += p.CPU.APIServer
-			c.Etcd += p.CPU.Etcd
-			c.Bench += p.CPU.Bench
-			c.Machine += p.CPU.Machine
-			sums[p.Name] = c
+			sums[p.Name] = sums[p.Name].plus(p.CPU)
 			took[p.Name] += time.Duration(p.Took)
 		}
 	}
-	div := jsonDuration(n * len(runs))
 	for name, c := range sums {
-		s.PerObject[name] = CPU{Operator: c.Operator / div, APIServer: c.APIServer / div, Etcd: c.Etcd / div, Bench: c.Bench / div, Machine: c.Machine / div}
+		s.PerObject[name] = c.per(n * len(runs))
 		s.Cores[name] = c.Cores(took[name])
 	}
 	return s

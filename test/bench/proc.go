@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package bench
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,33 +18,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
-// clockTick is USER_HZ, the unit of utime and stime in /proc/<pid>/stat: 100 on every Linux
-// architecture Go runs on.
-const clockTick = 100
-
 // cpuTime is the CPU a process has used so far (user plus system), from /proc/<pid>/stat; zero
 // when the process is gone.
 //
 // Note: /proc is read while the process runs so that a window (a convergence, a round of no-op
 // reconciles) can be cut out of its life; its resolution is 10 ms, far below what is measured.
 func cpuTime(pid int) time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return 0
 	}
-	// The command name (field 2) is in parentheses and may hold spaces: count from after it.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
+	st, err := p.Stat()
+	if err != nil {
 		return 0
 	}
-	f := strings.Fields(string(data[i+1:]))
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / clockTick
+	return time.Duration(st.CPUTime() * float64(time.Second))
 }
 
 // controlPlanePIDs finds the kube-apiserver and etcd processes of env by their command lines
@@ -122,6 +109,18 @@ func (c CPU) Cores(window time.Duration) float64 {
 // Total is the CPU of the processes the benchmark runs: control plane, operator and itself.
 func (c CPU) Total() time.Duration {
 	return time.Duration(c.Operator + c.APIServer + c.Etcd + c.Bench)
+}
+
+// plus is c and d added up, process by process.
+func (c CPU) plus(d CPU) CPU {
+	return CPU{Operator: c.Operator + d.Operator, APIServer: c.APIServer + d.APIServer, Etcd: c.Etcd + d.Etcd,
+		Bench: c.Bench + d.Bench, Machine: c.Machine + d.Machine}
+}
+
+// per is c divided by n (CPU per object).
+func (c CPU) per(n int) CPU {
+	d := jsonDuration(n)
+	return CPU{Operator: c.Operator / d, APIServer: c.APIServer / d, Etcd: c.Etcd / d, Bench: c.Bench / d, Machine: c.Machine / d}
 }
 
 type cpuMark struct{ op, api, etcd, bench, machine time.Duration }

@@ -263,22 +263,18 @@ func (b *bench) touchAll(ctx context.Context, kind client.Object, ns string, n i
 // pprofDiff is `go tool pprof -top -cum` of profile less base (what profile spent more on), written
 // to out with the flat view; empty when go is not there.
 func pprofDiff(binary, base, profile, out string) string {
-	top := func(more ...string) ([]byte, error) {
-		a := append([]string{"tool", "pprof", "-top", "-nodecount=40", "-diff_base", base}, more...)
-		return exec.Command("go", append(a, binary, profile)...).Output()
-	}
-	cum, err := top("-cum")
-	if err != nil {
-		return ""
-	}
-	flat, _ := top()
-	_ = os.WriteFile(out, append(append(cum, '\n'), flat...), 0o644)
-	return string(cum)
+	return pprofViews(out, binary, profile, "-diff_base", base)
 }
 
 // pprofTop is `go tool pprof -top -cum` of a profile (where the time goes, by caller), written
 // beside it with the flat view; empty when go is not there.
 func pprofTop(binary, profile string, args ...string) string {
+	return pprofViews(strings.TrimSuffix(profile, ".pprof")+".top.txt", binary, profile, args...)
+}
+
+// pprofViews writes the cumulative and the flat `go tool pprof -top` of a profile to out, and
+// returns the cumulative one.
+func pprofViews(out, binary, profile string, args ...string) string {
 	top := func(more ...string) ([]byte, error) {
 		a := append(append([]string{"tool", "pprof", "-top", "-nodecount=40"}, args...), more...)
 		return exec.Command("go", append(a, binary, profile)...).Output()
@@ -288,6 +284,6 @@ func pprofTop(binary, profile string, args ...string) string {
 		return ""
 	}
 	flat, _ := top()
-	_ = os.WriteFile(strings.TrimSuffix(profile, ".pprof")+".top.txt", append(append(cum, '\n'), flat...), 0o644)
+	_ = os.WriteFile(out, append(append(cum, '\n'), flat...), 0o644)
 	return string(cum)
 }
