@@ -98,6 +98,23 @@ func settled(ns, name string, match func(g Gomega, p corev1.Pod)) corev1.Pod {
 	return only
 }
 
+// servedBy waits until the Service's EndpointSlice, written by the real endpointslice controller,
+// lists pod as its one Ready endpoint. The controller follows a pod's readiness with a delay, so
+// a pod that settled is not yet served, nor counted by the rollout gate.
+func servedBy(ns, service string, pod corev1.Pod) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		slices := &discoveryv1.EndpointSliceList{}
+		g.Expect(k8sClient.List(context.Background(), slices, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: service})).To(Succeed())
+		g.Expect(slices.Items).NotTo(BeEmpty())
+		s := slices.Items[0]
+		g.Expect(s.Labels[discoveryv1.LabelManagedBy]).To(Equal("endpointslice-controller.k8s.io"))
+		g.Expect(s.Endpoints).To(HaveLen(1))
+		g.Expect(s.Endpoints[0].TargetRef.Name).To(Equal(pod.Name))
+		g.Expect(*s.Endpoints[0].Conditions.Ready).To(BeTrue())
+	}).Should(Succeed())
+}
+
 // replicaSets are the Deployment's ReplicaSets by revision.
 func replicaSets(g Gomega, ns, name string) map[int]appsv1.ReplicaSet {
 	list := &appsv1.ReplicaSetList{}
@@ -141,16 +158,7 @@ var _ = Describe("the promise on pods, in the dev cluster", func() {
 		applyISVC(ns, name, nil, nil)
 		first := settled(ns, name, func(g Gomega, p corev1.Pod) { g.Expect(p.Labels).NotTo(HaveKey("team")) })
 		rev1 := currentRevision(ns, name, first)
-		Eventually(func(g Gomega) {
-			slices := &discoveryv1.EndpointSliceList{}
-			g.Expect(k8sClient.List(context.Background(), slices, client.InNamespace(ns), client.MatchingLabels{discoveryv1.LabelServiceName: name})).To(Succeed())
-			g.Expect(slices.Items).NotTo(BeEmpty())
-			s := slices.Items[0]
-			g.Expect(s.Labels[discoveryv1.LabelManagedBy]).To(Equal("endpointslice-controller.k8s.io"))
-			g.Expect(s.Endpoints).To(HaveLen(1))
-			g.Expect(s.Endpoints[0].TargetRef.Name).To(Equal(first.Name))
-			g.Expect(*s.Endpoints[0].Conditions.Ready).To(BeTrue())
-		}).Should(Succeed())
+		servedBy(ns, name, first)
 
 		By("adding podLabels team=research: a new ReplicaSet's pod carries it, the old pod is gone")
 		applyISVC(ns, name, map[string]any{"team": "research"}, nil)
@@ -197,6 +205,9 @@ var _ = Describe("the promise on pods, in the dev cluster", func() {
 		}
 		applyISVC(ns, name, nil, extra)
 		pod := settled(ns, name, func(Gomega, corev1.Pod) {})
+		// The gate counts the pods the Service's EndpointSlices list Ready: a template change
+		// sent before the slice controller has listed the pod finds none to wait for, and rolls.
+		servedBy(ns, name, pod)
 		pvc := &corev1.PersistentVolumeClaim{}
 		Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: inferenceservice.CacheClaimName(fresh(ns, name))}, pvc)).To(Succeed())
 		Expect(pvc.Status.Phase).To(Equal(corev1.ClaimBound))
