@@ -36,7 +36,8 @@ type Applier struct {
 	// forced apply takes back a field another manager changed. Nil records nothing.
 	Recorder events.EventRecorder
 	// Written, when set, remembers the resourceVersion of every apply, so that the watch event of
-	// the operator's own write does not reconcile the owner again (see OwnWrites).
+	// the operator's own write does not reconcile the owner again, and a conflict is reported once
+	// even when a lagging cache shows it again (see OwnWrites).
 	Written *OwnWrites
 	// Migrator hands the legacy operator's ownership of an object to FieldManager before the apply
 	// to it (Sync runs it for every kind); the zero value migrates nothing.
@@ -101,10 +102,18 @@ func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
 		return false, err
 	}
 	if c.Live != nil {
-		a.reportConflicts(ctx, c)
+		// A second reconcile that reads the object as it was before this process's last apply
+		// (the cache lags) applies again, a no-op, but the conflict it sees was reported already.
+		if !a.Written.Answered(c.Live) {
+			a.reportConflicts(ctx, c)
+		}
 		pinUID(c.Desired, c.Live.GetUID())
 	}
-	return true, a.Apply(ctx, c.Desired)
+	if err := a.Apply(ctx, c.Desired); err != nil {
+		return true, err
+	}
+	a.Written.RecordSentOver(c.Live)
+	return true, nil
 }
 
 // ApplyIfChangedStatus is ApplyIfChanged for the status subresource; owned comes from the

@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
@@ -144,6 +146,65 @@ var _ = Describe("Failures are named for what they are", func() {
 		d := deployment(ns, "hpa")
 		Expect(d.Spec.Replicas).To(HaveValue(BeEquivalentTo(4)))
 		Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("team", "b"))
+	})
+
+	It("reports a field taken back once when a second reconcile reads the object as it was before the first one restored it (a lagging cache) [O9]", func() {
+		ns := newNamespace()
+		newISVC(ns, "lag", nil)
+		rec := events.NewFakeRecorder(100)
+		r := &inferenceservice.Reconciler{
+			Client: k8sClient,
+			Applier: ownership.Applier{Client: k8sClient, FieldManager: ownership.DefaultFieldManager, Recorder: rec,
+				Written: &ownership.OwnWrites{FieldManager: ownership.DefaultFieldManager}},
+			Recorder: rec,
+		}
+		req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "lag"}}
+		_, err := r.Reconcile(suiteCtx, req)
+		Expect(err).NotTo(HaveOccurred())
+		want := modelImage(deployment(ns, "lag"))
+
+		By("a person force-applies another image; both reconciles below read the Deployment as the person left it")
+		hotfix := appsv1ac.Deployment("lag", ns).WithSpec(appsv1ac.DeploymentSpec().WithTemplate(corev1ac.PodTemplateSpec().
+			WithSpec(corev1ac.PodSpec().WithContainers(corev1ac.Container().WithName(inferenceservice.ContainerName).WithImage("registry.example.com/hotfix:1")))))
+		Expect(k8sClient.Apply(suiteCtx, hotfix, client.FieldOwner("person"), client.ForceOwnership)).To(Succeed())
+		taken := deployment(ns, "lag")
+		stale := interceptor.NewClient(watchClient(), interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				if d, ok := obj.(*appsv1.Deployment); ok {
+					taken.DeepCopyInto(d)
+					return nil
+				}
+				return c.Get(ctx, key, obj, opts...)
+			},
+		})
+		r.Client, r.Applier.Client = stale, stale
+		for range 2 {
+			_, err = r.Reconcile(suiteCtx, req)
+			Expect(err).NotTo(HaveOccurred())
+		}
+		Expect(modelImage(deployment(ns, "lag"))).To(Equal(want))
+		recorded := func() []string {
+			var conflicts []string
+			for len(rec.Events) > 0 {
+				if e := <-rec.Events; strings.Contains(e, ownership.ReasonOwnershipConflict) {
+					conflicts = append(conflicts, e)
+				}
+			}
+			return conflicts
+		}
+		conflicts := recorded()
+		Expect(conflicts).To(HaveLen(1), "one OwnershipConflict Event for one change another manager made: %q", conflicts)
+		Expect(conflicts[0]).To(ContainSubstring("now owned by person"))
+
+		By("the person's next change is news: reported again")
+		Expect(k8sClient.Apply(suiteCtx, appsv1ac.Deployment("lag", ns).WithSpec(appsv1ac.DeploymentSpec().WithTemplate(corev1ac.PodTemplateSpec().
+			WithSpec(corev1ac.PodSpec().WithContainers(corev1ac.Container().WithName(inferenceservice.ContainerName).WithImage("registry.example.com/hotfix:2"))))),
+			client.FieldOwner("person"), client.ForceOwnership)).To(Succeed())
+		taken = deployment(ns, "lag")
+		_, err = r.Reconcile(suiteCtx, req)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(modelImage(deployment(ns, "lag"))).To(Equal(want))
+		Expect(recorded()).To(ConsistOf(ContainSubstring("now owned by person")), "a new change another manager made is reported")
 	})
 
 	It("writes a ModelRouter's status once while it converges, from the applied Deployment, with backend URLs built like the InferenceService's", func() {
