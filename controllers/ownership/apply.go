@@ -15,7 +15,7 @@ package ownership
 
 import (
 	"context"
-
+	"crypto/sha256"
 	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -101,18 +101,28 @@ func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
 	if same, err := alreadyOwned(c.Owned, c.Desired); err != nil || same {
 		return false, err
 	}
+	var digest [sha256.Size]byte
 	if c.Live != nil {
-		// A second reconcile that reads the object as it was before this process's last apply
-		// (the cache lags) applies again, a no-op, but the conflict it sees was reported already.
-		if !a.Written.Answered(c.Live) {
+		pinUID(c.Desired, c.Live.GetUID())
+		var err error
+		if digest, err = Digest(c.Desired); err != nil {
+			return false, err
+		}
+		// A reconcile that reads the object as it was before this process's last apply (the
+		// cache lags behind the answer) sees what that apply already took back and reported:
+		// the same apply again would be a no-op request, another report a duplicate Event.
+		last, answered := a.Written.SentOver(c.Live)
+		if answered && last == digest {
+			return false, nil
+		}
+		if !answered {
 			a.reportConflicts(ctx, c)
 		}
-		pinUID(c.Desired, c.Live.GetUID())
 	}
 	if err := a.Apply(ctx, c.Desired); err != nil {
 		return true, err
 	}
-	a.Written.RecordSentOver(c.Live)
+	a.Written.RecordSentOver(c.Live, digest)
 	return true, nil
 }
 

@@ -7,9 +7,12 @@ Licensed under the Apache License, Version 2.0.
 package ownership
 
 import (
+	"crypto/sha256"
+	"encoding/json"
 	"reflect"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -38,14 +41,31 @@ import (
 // Note: without it every object the operator creates costs its owner a second reconcile: 2.00
 // reconciles per InferenceService during convergence instead of 1.00 (`make bench`).
 //
-// It also remembers which resourceVersion each last apply was sent over (RecordSentOver), so that a
-// reconcile reading an object its cache has not refreshed since that apply does not report the same
-// ownership conflict a second time (Answered).
+// It also remembers, per object, the resourceVersion each last apply was sent over and a digest of
+// what it sent (RecordSentOver). A reconcile that reads the object as it was before that apply
+// (the cache has not caught up with the answer yet) then neither reports the same ownership
+// conflict again nor, when it wants the same thing, sends the same apply again (SentOver).
 type OwnWrites struct {
 	// FieldManager is the operator's field manager.
 	FieldManager string
 	rv           sync.Map // types.UID -> resourceVersion
-	over         sync.Map // types.UID -> resourceVersion the last apply was sent over
+	over         sync.Map // types.UID -> sent, the last apply and the resourceVersion it was sent over
+}
+
+// sent is one apply: the resourceVersion of the object it was sent over, and a digest of the
+// apply configuration.
+type sent struct {
+	over   string
+	digest [sha256.Size]byte
+}
+
+// Digest is what RecordSentOver and SentOver compare apply configurations by.
+func Digest(ac runtime.ApplyConfiguration) ([sha256.Size]byte, error) {
+	data, err := json.Marshal(ac)
+	if err != nil {
+		return [sha256.Size]byte{}, err
+	}
+	return sha256.Sum256(data), nil
 }
 
 // Record remembers the object an apply answered with; ac is the apply configuration the client
@@ -59,27 +79,30 @@ func (w *OwnWrites) Record(ac any) {
 	}
 }
 
-// RecordSentOver remembers that this process's last apply to live was sent over live's
-// resourceVersion, as live was read.
-func (w *OwnWrites) RecordSentOver(live client.Object) {
+// RecordSentOver remembers that this process's last apply to live, of the configuration whose
+// Digest is digest, was sent over live's resourceVersion, as live was read.
+func (w *OwnWrites) RecordSentOver(live client.Object, digest [sha256.Size]byte) {
 	if w == nil || live == nil || live.GetUID() == "" || live.GetResourceVersion() == "" {
 		return
 	}
-	w.over.Store(live.GetUID(), live.GetResourceVersion())
+	w.over.Store(live.GetUID(), sent{over: live.GetResourceVersion(), digest: digest})
 }
 
-// Answered says whether this process's last apply to live was sent over live's very
-// resourceVersion: the read lags behind that apply, and whatever another manager had changed in
-// live was already taken back, and reported, by it.
+// SentOver says whether this process's last apply to live was sent over live's very
+// resourceVersion, and if so the Digest of what it sent. The read then lags behind that apply:
+// whatever another manager had changed in live was already taken back, and reported, by it.
 //
 // Note: identity (the same UID at the same resourceVersion), never an order of resourceVersions,
 // which are opaque: another manager's later write makes a new resourceVersion, and is news.
-func (w *OwnWrites) Answered(live client.Object) bool {
+func (w *OwnWrites) SentOver(live client.Object) ([sha256.Size]byte, bool) {
 	if w == nil || live == nil {
-		return false
+		return [sha256.Size]byte{}, false
 	}
-	rv, ok := w.over.Load(live.GetUID())
-	return ok && rv.(string) == live.GetResourceVersion()
+	v, ok := w.over.Load(live.GetUID())
+	if !ok || v.(sent).over != live.GetResourceVersion() {
+		return [sha256.Size]byte{}, false
+	}
+	return v.(sent).digest, true
 }
 
 // Predicate drops the create and update events of objects at the resourceVersion this process
