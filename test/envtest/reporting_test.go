@@ -192,6 +192,15 @@ var _ = Describe("Failures are named for what they are", func() {
 		}
 		Expect(modelImage(deployment(ns, "lag"))).To(Equal(want))
 		Expect(applies).To(HaveLen(1), "the second reconcile wants what the first sent over the same object: it sends nothing")
+
+		By("a spec change while the read still lags: applied, and the conflict it shows is not reported again")
+		editISVC(ns, "lag", func(i *inferencev1alpha1.InferenceService) {
+			i.Spec.PodLabels = map[string]inferencev1alpha1.LabelValue{"team": "b"}
+		})
+		_, err = r.Reconcile(suiteCtx, req)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(applies).To(HaveLen(2))
+		Expect(deployment(ns, "lag").Spec.Template.Labels).To(HaveKeyWithValue("team", "b"))
 		recorded := func() []string {
 			var conflicts []string
 			for len(rec.Events) > 0 {
