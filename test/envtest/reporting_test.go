@@ -37,6 +37,20 @@ import (
 	"github.com/llmkube/operator/controllers/ownership"
 )
 
+// laggingDeployments is a client of the suite's API server whose Deployment reads answer with
+// what read returns, as a cache that has not caught up would; every other call goes to the API
+// server, through funcs where they say so.
+func laggingDeployments(read func() *appsv1.Deployment, funcs interceptor.Funcs) client.WithWatch {
+	funcs.Get = func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if d, ok := obj.(*appsv1.Deployment); ok {
+			read().DeepCopyInto(d)
+			return nil
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}
+	return interceptor.NewClient(watchClient(), funcs)
+}
+
 // impersonating binds role (renamed after ns) to a user of the suite's API server and returns a
 // config that acts as that user.
 func impersonating(ns string, role *rbacv1.ClusterRole) *rest.Config {
@@ -127,15 +141,7 @@ var _ = Describe("Failures are named for what they are", func() {
 			client.FieldOwner("horizontal-pod-autoscaler"))).To(Succeed())
 		editISVC(ns, "hpa", func(i *inferencev1alpha1.InferenceService) { i.Spec.PodLabels["team"] = "b" })
 
-		stale := interceptor.NewClient(watchClient(), interceptor.Funcs{
-			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-				if d, ok := obj.(*appsv1.Deployment); ok {
-					cached.DeepCopyInto(d)
-					return nil
-				}
-				return c.Get(ctx, key, obj, opts...)
-			},
-		})
+		stale := laggingDeployments(func() *appsv1.Deployment { return cached }, interceptor.Funcs{})
 		r.Client, r.Applier.Client = stale, stale
 		_, _ = r.Reconcile(suiteCtx, req)
 		Expect(deployment(ns, "hpa").Spec.Replicas).To(HaveValue(BeEquivalentTo(4)), "a replica count read from a stale cache was forced back")
@@ -170,14 +176,7 @@ var _ = Describe("Failures are named for what they are", func() {
 		Expect(k8sClient.Apply(suiteCtx, hotfix, client.FieldOwner("person"), client.ForceOwnership)).To(Succeed())
 		taken := deployment(ns, "lag")
 		var applies []string
-		stale := interceptor.NewClient(watchClient(), interceptor.Funcs{
-			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-				if d, ok := obj.(*appsv1.Deployment); ok {
-					taken.DeepCopyInto(d)
-					return nil
-				}
-				return c.Get(ctx, key, obj, opts...)
-			},
+		stale := laggingDeployments(func() *appsv1.Deployment { return taken }, interceptor.Funcs{
 			Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
 				if d, ok := obj.(*appsv1ac.DeploymentApplyConfiguration); ok {
 					applies = append(applies, "Deployment "+*d.Name)
