@@ -105,7 +105,7 @@ func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
 	if c.Live != nil {
 		pinUID(c.Desired, c.Live.GetUID())
 		var err error
-		if digest, err = Digest(c.Desired); err != nil {
+		if digest, err = digestOf(c.Desired); err != nil {
 			return false, err
 		}
 		// A reconcile that reads the object as it was before this process's last apply (the
