@@ -79,8 +79,8 @@ func (w *OwnWrites) Record(ac any) {
 	}
 }
 
-// RecordSentOver remembers that this process's last apply to live, of the configuration whose digest
-// (digestOf) is digest, was sent over live's resourceVersion, as live was read.
+// RecordSentOver remembers that this process's last apply to live, of the configuration whose
+// digest (digestOf) is digest, was sent over live's resourceVersion, as live was read.
 func (w *OwnWrites) RecordSentOver(live client.Object, digest [sha256.Size]byte) {
 	if w == nil || live == nil || live.GetUID() == "" || live.GetResourceVersion() == "" {
 		return
@@ -89,8 +89,8 @@ func (w *OwnWrites) RecordSentOver(live client.Object, digest [sha256.Size]byte)
 }
 
 // SentOver says whether this process's last apply to live was sent over live's very
-// resourceVersion, and if so the digest (digestOf) of what it sent. The read then lags behind that apply:
-// whatever another manager had changed in live was already taken back, and reported, by it.
+// resourceVersion, and if so the digest (digestOf) of what it sent. The read then lags behind that
+// apply: whatever another manager had changed in live was already taken back, and reported, by it.
 //
 // Note: identity (the same UID at the same resourceVersion), never an order of resourceVersions,
 // which are opaque: another manager's later write makes a new resourceVersion, and is news.
