@@ -7,10 +7,8 @@ Licensed under the Apache License, Version 2.0.
 package docs
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 
 	"github.com/llmkube/operator/test/docblocks"
@@ -33,28 +31,11 @@ func runners(t *testing.T) map[string][]string {
 	t.Helper()
 	call := regexp.MustCompile(`(?m)docblocks\.Runnable\(.*"([^"]+)"\)\s*$`)
 	out := map[string][]string{}
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for _, m := range call.FindAllStringSubmatch(string(data), -1) {
+	eachTestFile(t, root, func(path, text string) {
+		for _, m := range call.FindAllStringSubmatch(text, -1) {
 			out[m[1]] = append(out[m[1]], path)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 

@@ -7,8 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package docs
 
 import (
-	"io/fs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -53,29 +51,12 @@ func TestMakeFuzzRunsEveryTargetForACountOfExecutions(t *testing.T) {
 	}
 
 	fuzzFunc := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(\w+ \*testing\.F\)`)
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "bin") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	eachTestFile(t, root, func(path, text string) {
 		rel, _ := filepath.Rel(root, filepath.Dir(path))
-		for _, m := range fuzzFunc.FindAllStringSubmatch(string(src), -1) {
+		for _, m := range fuzzFunc.FindAllStringSubmatch(text, -1) {
 			if !listed[filepath.Clean(rel)+":"+m[1]] {
 				t.Errorf("%s in ./%s is not in the Makefile's FUZZ_TARGETS, so `make fuzz` never fuzzes it", m[1], rel)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

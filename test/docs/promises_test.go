@@ -47,6 +47,42 @@ func (p place) String() string { return fmt.Sprintf("%s:%d", p.file, p.line) }
 
 func lineOf(text string, offset int) int { return strings.Count(text[:offset], "\n") + 1 }
 
+// eachTestFile calls fn with the path and text of every _test.go file under repo, leaving out
+// .git, testdata, the dev cluster's state (.dev), built binaries (bin), and the directories skip
+// names.
+func eachTestFile(t *testing.T, repo string, fn func(path, text string), skip ...string) {
+	t.Helper()
+	skipped := map[string]bool{}
+	for _, dir := range skip {
+		abs, _ := filepath.Abs(dir)
+		skipped[abs] = true
+	}
+	err := filepath.WalkDir(repo, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			abs, _ := filepath.Abs(path)
+			if name := d.Name(); name == ".git" || name == "testdata" || name == ".dev" || name == "bin" || skipped[abs] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fn(path, string(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // promises are the numbered promises of docs/*.md, by number.
 func promises(t *testing.T, docsDir string) map[string][]place {
 	t.Helper()
@@ -76,27 +112,8 @@ func citations(t *testing.T, repo string) map[string][]place {
 	for _, p := range prefixes {
 		known[p] = true
 	}
-	self, _ := filepath.Abs(".")
 	cites := map[string][]place{}
-	err := filepath.WalkDir(repo, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			abs, _ := filepath.Abs(path)
-			if name := d.Name(); name == ".git" || name == "testdata" || name == ".dev" || abs == self {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		text := string(data)
+	eachTestFile(t, repo, func(path, text string) {
 		for _, re := range []*regexp.Regexp{bracketCite, commentCite} {
 			for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
 				for _, code := range codeSplit.FindAllString(text[m[2]:m[3]], -1) {
@@ -106,11 +123,7 @@ func citations(t *testing.T, repo string) map[string][]place {
 				}
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, ".")
 	return cites
 }
 
