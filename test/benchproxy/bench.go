@@ -16,12 +16,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
 )
@@ -47,7 +51,16 @@ type Options struct {
 	MemoryLimit int64
 	// SkipPayloads skips the memory-budget cases.
 	SkipPayloads bool
-	Log          io.Writer
+	// Hostile is how many hostile clients of each kind (slow bodies, non-reading) stand beside the
+	// normal ones (hostile.go); 0 skips the case.
+	Hostile int
+	// Uploads concurrent audio uploads of UploadSize bytes for the peak-RSS case (uploads.go); 0
+	// skips it.
+	Uploads, UploadSize int
+	// BodyCPURequests bodies of BodyCPUSize bytes per kind and hop for the CPU-per-MiB case
+	// (cpu.go); 0 skips it.
+	BodyCPURequests, BodyCPUSize int
+	Log                          io.Writer
 }
 
 // Mode is one way from the client to the upstream.
@@ -77,6 +90,10 @@ type Result struct {
 	Payloads []PayloadResult
 	// Failures are requests that failed, by mode.
 	Failures map[Mode]int
+	// Hostile, Uploads and BodyCPU are the cases of clients a shared proxy meets; nil when skipped.
+	Hostile *HostileResult
+	Uploads *UploadResult
+	BodyCPU *BodyCPU
 }
 
 // Throughput is the median round of a mode.
@@ -96,6 +113,8 @@ type Memory struct{ IdleRSS, StreamsRSS uint64 }
 type child struct {
 	cmd  *exec.Cmd
 	addr string
+	// metrics is the router-proxy's /metrics address; empty for the plain hop.
+	metrics string
 }
 
 func (c *child) stop() {
@@ -104,6 +123,24 @@ func (c *child) stop() {
 }
 
 func (c *child) rss() (uint64, error) { return procRSS(c.cmd.Process.Pid) }
+
+// goroutines is the router-proxy's go_goroutines; -1 when it cannot be read.
+func (c *child) goroutines() int {
+	if c.metrics == "" {
+		return -1
+	}
+	resp, err := http.Get("http://" + c.metrics + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil || families["go_goroutines"] == nil || len(families["go_goroutines"].Metric) == 0 {
+		return -1
+	}
+	return int(families["go_goroutines"].Metric[0].GetGauge().GetValue())
+}
 
 // Run measures.
 func Run(ctx context.Context, o Options) (*Result, error) {
@@ -194,6 +231,44 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.RSS[m] = Memory{IdleRSS: idle[m], StreamsRSS: rss}
 		logf("rss %-28s idle %s, %d streams %s", m, mib(idle[m]), o.Streams, mib(rss))
 	}
+	if o.BodyCPURequests > 0 {
+		bc, err := bodyCPU(ctx, map[Mode]*child{PlainHop: hop, Router: router}, o.BodyCPURequests, o.BodyCPUSize)
+		if err != nil {
+			return nil, err
+		}
+		res.BodyCPU = &bc
+		for _, k := range []string{"json", "multipart"} {
+			logf("cpu per MiB of %-9s body: plain hop %v, router-proxy %v", k, bc.PerMiB[k][PlainHop], bc.PerMiB[k][Router])
+		}
+	}
+	if o.Hostile > 0 {
+		// A process of its own with short waits, so the hostile clients' limits pass within a
+		// phase: the body read timeout and the stream idle limit (a client that stops reading).
+		hr, err := startRouter(ctx, o.ProxyBinary, up.url, tmp, o.MemoryLimit, "--body-read-timeout=2s", "--stream-idle-timeout=2s")
+		if err != nil {
+			return nil, fmt.Errorf("router-proxy for the hostile case: %w", err)
+		}
+		res.Hostile, err = hostile(ctx, o, hr, logf)
+		hr.stop()
+		if err != nil {
+			return nil, fmt.Errorf("hostile clients: %w", err)
+		}
+	}
+	if o.Uploads > 0 {
+		ur, err := startRouter(ctx, o.ProxyBinary, up.url, tmp, o.MemoryLimit)
+		if err != nil {
+			return nil, fmt.Errorf("router-proxy for the uploads: %w", err)
+		}
+		u, err := uploads(ctx, up, ur, o.Uploads, o.UploadSize)
+		ur.stop()
+		if err != nil {
+			return nil, fmt.Errorf("uploads: %w", err)
+		}
+		u.MemoryLimit = o.MemoryLimit
+		res.Uploads = &u
+		res.Failures[Router] += u.Failed
+		logf("uploads %d x %s: %d admitted, %d refused, %d failed, peak RSS %s", u.Requests, mib(uint64(u.Size)), u.Admitted, u.Refused, u.Failed, mib(u.Peak))
+	}
 	if !o.SkipPayloads {
 		for _, pl := range Payloads {
 			pr := PayloadResult{Payload: pl, Peak: map[Mode]uint64{}}
@@ -227,7 +302,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 // startRouter runs the proxy binary on a routing document that sends bench-model to the upstream
 // as an external API base. Its request log goes to a file, so logging costs what it costs.
-func startRouter(ctx context.Context, binary, upstreamURL, dir string, memoryLimit int64) (*child, error) {
+func startRouter(ctx context.Context, binary, upstreamURL, dir string, memoryLimit int64, extra ...string) (*child, error) {
 	doc, err := routingv1.Marshal(routingv1.Document{
 		Backends: []routingv1.Backend{{Name: "upstream", Kind: routingv1.KindExternal, URL: upstreamURL + "/v1", Provider: routingv1.ProviderOpenAICompatible}},
 		Rules:    []routingv1.Rule{{Name: "bench", Models: []string{"bench-model"}, Backend: "upstream"}},
@@ -239,11 +314,11 @@ func startRouter(ctx context.Context, binary, upstreamURL, dir string, memoryLim
 	if err := os.WriteFile(cfg, doc, 0o600); err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(dir, "router-proxy.log"))
+	logFile, err := os.CreateTemp(dir, "router-proxy-*.log") // one per process: several may run at once
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, binary, "--config="+cfg, "--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0", "--shutdown-delay=0s")
+	cmd := exec.CommandContext(ctx, binary, append([]string{"--config=" + cfg, "--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0", "--shutdown-delay=0s"}, extra...)...)
 	cmd.Stderr = logFile
 	if memoryLimit > 0 {
 		cmd.Env = append(os.Environ(), fmt.Sprintf("GOMEMLIMIT=%d", memoryLimit))
@@ -260,6 +335,8 @@ func startRouter(ctx context.Context, binary, upstreamURL, dir string, memoryLim
 			if strings.Contains(line, `"msg":"serving"`) {
 				_, rest, _ := strings.Cut(line, `"listen":"`)
 				c.addr, _, _ = strings.Cut(rest, `"`)
+				_, rest, _ = strings.Cut(line, `"metricsListen":"`)
+				c.metrics, _, _ = strings.Cut(rest, `"`)
 				return c, nil
 			}
 		}

@@ -46,6 +46,7 @@ func TestSmoke(t *testing.T) {
 		ProxyBinary: bin, HopCommand: []string{self},
 		Concurrency: 4, Duration: 200 * time.Millisecond, Warmup: 50 * time.Millisecond, Rounds: 1,
 		TTFBSamples: 5, Streams: 20, SkipPayloads: true, Log: testLog{t},
+		Hostile: 2, Uploads: 2, UploadSize: 1 << 20, BodyCPURequests: 2, BodyCPUSize: 1 << 20,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +63,15 @@ func TestSmoke(t *testing.T) {
 	}
 	if res.RSS[Router].StreamsRSS == 0 {
 		t.Error("no RSS")
+	}
+	if h := res.Hostile; h == nil || h.Alone.Requests == 0 || h.SlowBodies.Requests == 0 || h.NonReading.Requests == 0 {
+		t.Errorf("the hostile case measured nothing: %+v", h)
+	}
+	if u := res.Uploads; u == nil || u.Admitted+u.Refused != 2 || u.Peak == 0 {
+		t.Errorf("the uploads case: %+v", u)
+	}
+	if c := res.BodyCPU; c == nil || len(c.PerMiB["multipart"]) != 2 {
+		t.Errorf("the body CPU case: %+v", c)
 	}
 	t.Log("\n" + Markdown(res))
 }

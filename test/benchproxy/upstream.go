@@ -68,8 +68,22 @@ func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	u.arrivals.Add(1)
 	var req struct {
 		Stream bool `json:"stream"`
+		// Flood asks for a stream as long as it can be written (a client that stops reading;
+		// hostile.go).
+		Flood bool `json:"bench_flood"`
 	}
 	_ = json.Unmarshal(body, &req)
+	if req.Flood {
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		for sent := 0; sent < 1<<30 && r.Context().Err() == nil; sent += len(chunk) {
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+			_ = rc.Flush()
+		}
+		return
+	}
 	if !req.Stream {
 		u.mu.Lock()
 		hold := u.hold
