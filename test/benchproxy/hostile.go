@@ -39,7 +39,7 @@ type HostileResult struct {
 // for a stream the upstream makes as long as it can be written.
 const (
 	slowBodyDeclared = 32 << 20
-	slowBodySent     = 1 << 20
+	slowBodySent     = 1<<20 + 64<<10 // past the first MiB, where the buffer used to jump to the declared length
 )
 
 // floodBody asks the fake upstream for an endless stream (upstream.go).
