@@ -131,8 +131,9 @@ type applied struct {
 // kind is the InferenceService's part of the loop.
 type kind struct{ r *Reconciler }
 
-func (k kind) Plan(ctx context.Context, rd client.Reader, isvc *inferencev1alpha1.InferenceService) (planned, error) {
-	ar := k.r.absent.reader(rd, k.r.Applier.Reader, isvc)
+func (k kind) Plan(ctx context.Context, _ client.Reader, isvc *inferencev1alpha1.InferenceService) (planned, error) {
+	// Not the loop's reader, which reads past the cache on every miss: once per generation here.
+	ar := k.r.absent.reader(k.r.Client, k.r.Applier.Reader, isvc)
 	obs, err := Observe(ctx, ar, isvc)
 	if err != nil {
 		return planned{}, err
