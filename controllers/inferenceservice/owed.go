@@ -32,7 +32,7 @@ type decidedDeletions struct{ m sync.Map }
 // before the label, or by the records-based operator, is invisible to them: a cache read would
 // call it absent and it would stay for good, fighting the Deployment's replicas. Reading the API
 // server on every reconcile would cost a GET per reconcile in steady state. A deletion is owed
-// only after a spec change, so it is decided live while the status does not yet describe this
+// only after a spec change, so it is decided live while the status describes an earlier
 // generation (the reconcile that wrote observedGeneration decided it), or the last reconcile
 // failed (Degraded=True), and then once per generation in this process. A restart over converged
 // InferenceServices reads nothing.
@@ -40,7 +40,9 @@ func (d *decidedDeletions) owed(isvc *inferencev1alpha1.InferenceService) bool {
 	if g, ok := d.m.Load(isvc.UID); ok && g.(int64) == isvc.Generation {
 		return false
 	}
-	owed := isvc.Status.ObservedGeneration != isvc.Generation ||
+	// A status no reconcile wrote yet (observedGeneration 0) is a new InferenceService: nothing
+	// it controls can exist, so its first reconcile reads nothing either.
+	owed := isvc.Status.ObservedGeneration != 0 && isvc.Status.ObservedGeneration != isvc.Generation ||
 		meta.IsStatusConditionTrue(isvc.Status.Conditions, inferencev1alpha1.ConditionDegraded)
 	if !owed {
 		d.m.Delete(isvc.UID) // the status is the record now

@@ -87,7 +87,7 @@ func (b *bench) modelsRun(ctx context.Context, n int, s Settings) (*ModelsRun, e
 	if run.Converge, err = w.close(ctx, p, n, map[string]int{"POST models": n, "POST inferenceservices": n}); err != nil {
 		return nil, err
 	}
-	run.StatusWritesPerModel = float64(run.Converge.Requests["PATCH models/status"]) / float64(n)
+	run.StatusWritesPerModel = float64(run.Converge.Requests["APPLY models/status"]+run.Converge.Requests["PATCH models/status"]) / float64(n)
 	b.logf("N=%d pairs converged: %.2f Model status writes per Model, requests %v", n, run.StatusWritesPerModel, run.Converge.Requests)
 
 	p.stop()

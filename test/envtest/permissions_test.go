@@ -108,7 +108,7 @@ var _ = Describe("Admission policies a platform team opts into (chart admissionP
 			"a Secret the user may not read": {isvc("env", func(i *inferencev1alpha1.InferenceService) {
 				i.Spec.Env = []corev1.EnvVar{{Name: "P", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 					LocalObjectReference: corev1.LocalObjectReference{Name: "db-password"}, Key: "password"}}}}
-			}), "Secret db-password is not one you may read (get)"},
+			}), "spec.env[].valueFrom.secretKeyRef, spec.imagePullSecrets: a Secret named is not one you may read (get)"},
 			"a cache over the maximum": {isvc("big", func(i *inferencev1alpha1.InferenceService) {
 				i.Spec.ModelCache = &inferencev1alpha1.ModelCacheSpec{Size: ptr.To(resource.MustParse("100Ti"))}
 			}), "spec.modelCache.size 100Ti is over 200Gi"},
@@ -116,7 +116,7 @@ var _ = Describe("Admission policies a platform team opts into (chart admissionP
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gated"},
 				Spec: inferencev1alpha1.ModelKindSpec{Source: "org/gated", Format: inferencev1alpha1.ModelFormatSafetensors,
 					SourceSecretRef: &inferencev1alpha1.SecretKeyReference{Name: "db-password"}},
-			}, "spec.sourceSecretRef: Secret db-password is not one you may read"},
+			}, "spec.sourceSecretRef: the Secret named is not one you may read (get)"},
 		}
 		for what, c := range refused {
 			By("refused: " + what)

@@ -97,4 +97,3 @@ var _ = Describe("Steady state and restarts send nothing", func() {
 		Expect(op.writes(0)).To(BeEmpty(), "a restart writes nothing")
 	})
 })
-
