@@ -233,7 +233,7 @@ func (r *Reconciler) beforeCreate(ctx context.Context, isvc *inferencev1alpha1.I
 func (r *Reconciler) syncObject(ctx context.Context, isvc *inferencev1alpha1.InferenceService, o plan.Object) error {
 	err := o.Sync(ctx, r.Applier, r.Client, isvc)
 	if o.Kind == "PersistentVolumeClaim" && apierrors.IsInvalid(err) {
-		return fmt.Errorf("model cache claim %s: %w (a claim's storage class cannot change and its size can only grow where the storage class allows it: put spec.modelCache back as it was, or delete the claim so that the operator makes a new one and the model is downloaded again)", o.Key.Name, err)
+		return fmt.Errorf("model cache claim %s: %w (a claim's storage class cannot change, and its size can only grow on a bound claim whose storage class allows expansion: put spec.modelCache back as it was, or delete the claim so that the operator makes a new one and the model is downloaded again)", o.Key.Name, err)
 	}
 	return err
 }

@@ -14,8 +14,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
@@ -95,5 +98,36 @@ var _ = Describe("Steady state and restarts send nothing", func() {
 		}
 		Expect(statusWrites).To(BeEmpty(), "a restart writes no Model status")
 		Expect(op.writes(0)).To(BeEmpty(), "a restart writes nothing")
+	})
+})
+
+var _ = Describe("A Model's claim size", func() {
+	It("takes the largest size asked; a larger one on an unbound claim is refused and the claim keeps its size [M7, M6]", func() {
+		ns := newNamespace()
+		startOperator(ns, controllers.Config{})
+		newModel(ns, "m", nil)
+		sized := func(size string) func(*inferencev1alpha1.InferenceService) {
+			return func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.ModelCache = &inferencev1alpha1.ModelCacheSpec{Size: ptr.To(resource.MustParse(size))}
+			}
+		}
+		refISVC(ns, "small", "m", inferencev1alpha1.RuntimeVLLM, sized("20Gi"))
+		eventually(ns, "m-model-cache", &corev1.PersistentVolumeClaim{}, func(g Gomega, p *corev1.PersistentVolumeClaim) {
+			g.Expect(p.Spec.Resources.Requests.Storage().String()).To(Equal("20Gi"))
+		})
+		By("no provisioner binds it: a larger size is a resize the API server refuses on an unbound claim")
+		refISVC(ns, "large", "m", inferencev1alpha1.RuntimeVLLM, sized("30Gi"))
+		Eventually(func(g Gomega) {
+			c := meta.FindStatusCondition(getISVC(ns, "large").Status.Conditions, inferencev1alpha1.ConditionDegraded)
+			g.Expect(c).NotTo(BeNil())
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(c.Message).To(ContainSubstring("model cache claim m-model-cache"))
+			g.Expect(c.Message).To(ContainSubstring("on a bound claim"))
+		}).WithTimeout(20 * time.Second).Should(Succeed())
+		Expect(eventNotes(ns, "large", "ApplyFailed")).NotTo(BeEmpty(), "a Warning Event says so")
+		claim := &corev1.PersistentVolumeClaim{}
+		Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "m-model-cache"}, claim)).To(Succeed())
+		Expect(claim.Spec.Resources.Requests.Storage().String()).To(Equal("20Gi"), "the claim keeps its size")
+		Expect(meta.IsStatusConditionTrue(getISVC(ns, "small").Status.Conditions, inferencev1alpha1.ConditionDegraded)).To(BeFalse())
 	})
 })
