@@ -166,11 +166,11 @@ type ModelKindStatus struct {
 
 	// inferenceServices is the number of InferenceServices in the namespace whose spec.modelRef names this Model.
 	// +optional
-	InferenceServices int32 `json:"inferenceServices,omitempty"`
+	InferenceServices int32 `json:"inferenceServices"`
 
 	// readyInferenceServices is the number of those whose runtime has at least one ready pod at their current generation.
 	// +optional
-	ReadyInferenceServices int32 `json:"readyInferenceServices,omitempty"`
+	ReadyInferenceServices int32 `json:"readyInferenceServices"`
 
 	// usedBy are the names of the InferenceServices that name this Model, sorted; the first 16 when there are more (inferenceServices has the count).
 	// +optional

@@ -73,6 +73,10 @@ type Reconciler struct {
 
 	// refused is the backoff of writes the API server refused.
 	refused *retry.Refused
+	// deletions are the generations whose owed deletions were decided against the API server.
+	deletions decidedDeletions
+	// absent are the objects the API server said do not exist, per generation.
+	absent absences
 }
 
 // SetupWithManager watches InferenceServices, the objects they own, and the Models they name.
@@ -111,6 +115,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 type planned struct {
 	obs  *Observed
 	plan *Plan
+	// absent says which absences Observe remembered rather than read.
+	absent *absentReader
 }
 
 // applied is what the apply leaves for the status and the requeue.
@@ -125,15 +131,17 @@ type applied struct {
 // kind is the InferenceService's part of the loop.
 type kind struct{ r *Reconciler }
 
-func (k kind) Plan(ctx context.Context, rd client.Reader, isvc *inferencev1alpha1.InferenceService) (planned, error) {
-	obs, err := Observe(ctx, rd, isvc)
+func (k kind) Plan(ctx context.Context, _ client.Reader, isvc *inferencev1alpha1.InferenceService) (planned, error) {
+	// Not the loop's reader, which reads past the cache on every miss: once per generation here.
+	ar := k.r.absent.reader(k.r.Client, k.r.Applier.Reader, isvc)
+	obs, err := Observe(ctx, ar, isvc)
 	if err != nil {
 		return planned{}, err
 	}
 	// Note: which Gateway API kinds are served is asked in the gateway step (reconcileGateway),
 	// after the workload is applied, as that lookup also starts the watches of those kinds.
 	p, err := PlanFor(obs, Flags{FieldManager: k.r.Applier.FieldManager, EmitScrapeAnnotations: k.r.EmitScrapeAnnotations})
-	return planned{obs: obs, plan: p}, err
+	return planned{obs: obs, plan: p, absent: ar}, err
 }
 
 func (k kind) Apply(ctx context.Context, isvc *inferencev1alpha1.InferenceService, pl planned) (applied, []error) {
@@ -152,10 +160,14 @@ func (k kind) Apply(ctx context.Context, isvc *inferencev1alpha1.InferenceServic
 	// when the cache claim's name is taken by an object the operator does not control: the pods
 	// would mount someone else's volume.
 	if p.HasDeployment() && !claimRefused {
-		live, d, fs := r.reconcileDeployment(ctx, isvc, out.live, p)
-		out.deferred, failures = d, append(failures, fs...)
-		if live != nil {
-			out.live = live
+		if before, err := r.beforeCreate(ctx, isvc, pl); err != nil {
+			failures = append(failures, err)
+		} else {
+			live, d, fs := r.reconcileDeployment(ctx, isvc, before, p)
+			out.deferred, failures = d, append(failures, fs...)
+			if live != nil {
+				out.live = live
+			}
 		}
 	}
 	for _, o := range p.After {
@@ -163,11 +175,7 @@ func (k kind) Apply(ctx context.Context, isvc *inferencev1alpha1.InferenceServic
 			failures = append(failures, err)
 		}
 	}
-	for _, d := range p.Delete {
-		if err := r.deleteOwned(ctx, isvc, d.GVK, false); err != nil {
-			failures = append(failures, ownership.Fail(d.GVK.Kind, d.Key, ownership.StepApply, err))
-		}
-	}
+	failures = append(failures, r.deleteOwed(ctx, isvc, p.Delete)...)
 	gateway, err := r.reconcileGateway(ctx, isvc, p)
 	if err != nil {
 		failures = append(failures, err)
@@ -201,13 +209,31 @@ func (kind) RequeueAfter(a applied) time.Duration {
 	return d
 }
 
+// beforeCreate is the live Deployment the plan was made with; when the plan saw none because an
+// earlier reconcile's read of the API server was remembered, it reads again, so that a create is
+// always decided on a fresh read (ownership.Applier.Get).
+func (r *Reconciler) beforeCreate(ctx context.Context, isvc *inferencev1alpha1.InferenceService, pl planned) (*appsv1.Deployment, error) {
+	key := client.ObjectKeyFromObject(isvc)
+	if pl.obs.Deployment != nil || !pl.absent.fromMemory(&appsv1.Deployment{}, key) {
+		return pl.obs.Deployment, nil
+	}
+	d := &appsv1.Deployment{}
+	switch found, err := r.Applier.Get(ctx, r.Client, key, d); {
+	case err != nil:
+		return nil, ownership.Fail("Deployment", key, ownership.StepRead, err)
+	case found:
+		return d, nil
+	}
+	return nil, nil
+}
+
 // syncObject applies one object of the plan. A model-cache claim field that cannot change (its
 // storage class, a smaller size) is refused by the API server; the error then says what to do,
 // and becomes the Degraded condition without a retry loop.
 func (r *Reconciler) syncObject(ctx context.Context, isvc *inferencev1alpha1.InferenceService, o plan.Object) error {
 	err := o.Sync(ctx, r.Applier, r.Client, isvc)
 	if o.Kind == "PersistentVolumeClaim" && apierrors.IsInvalid(err) {
-		return fmt.Errorf("model cache claim %s: %w (a claim's storage class cannot change and its size can only grow where the storage class allows it: put spec.modelCache back as it was, or delete the claim so that the operator makes a new one and the model is downloaded again)", o.Key.Name, err)
+		return fmt.Errorf("model cache claim %s: %w (a claim's storage class cannot change, and its size can only grow on a bound claim whose storage class allows expansion: put spec.modelCache back as it was, or delete the claim so that the operator makes a new one and the model is downloaded again)", o.Key.Name, err)
 	}
 	return err
 }

@@ -78,7 +78,8 @@ func Status(m *inferencev1alpha1.Model, users []inferencev1alpha1.InferenceServi
 	meta.SetStatusCondition(&conds, ready)
 
 	// Note: the counts are sent even when zero, so kubectl get shows 0 in USED-BY and SERVING
-	// rather than an empty cell.
+	// rather than an empty cell; their Go fields have no omitempty, so the extraction of what the
+	// field manager owns holds the 0 it sent and a converged Model is not written again.
 	st := acv1alpha1.ModelKindStatus().
 		WithObservedGeneration(m.Generation).
 		WithPhase(phase).

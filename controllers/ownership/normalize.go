@@ -21,7 +21,9 @@ package ownership
 //     status url or message "") is stored and extracted as absent, so owned and desired would
 //     differ forever. The builders leave such fields out when they are zero (InferenceService and
 //     ModelRouter status). Required fields without omitempty (a backend's resolved) are always
-//     sent, as they are stored.
+//     sent, as they are stored; so are a Model's counts, which kubectl get shows as 0: their Go
+//     fields have no omitempty, or every Model with no ready InferenceService would be written
+//     again on each restart.
 //  4. Defaults the API server fills in (imagePullPolicy, terminationMessagePath, protocol, ...)
 //     belong to nobody's apply and so are absent from the extraction: never compare with the live
 //     object, only with the extraction (OwnedEqualsDesired's contract).

@@ -92,6 +92,7 @@ func operatorRequest(labels map[string]string) (string, bool) {
 var operatorResources = map[string]bool{
 	"inferenceservices": true, "modelrouters": true, "deployments": true, "services": true, "configmaps": true,
 	"horizontalpodautoscalers": true, "endpointslices": true, "secrets": true, "events": true,
+	"models": true, "persistentvolumeclaims": true,
 }
 
 // parseLabels reads `a="x",b="y"` (the values of this metric hold no commas or quotes).

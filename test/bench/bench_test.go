@@ -99,6 +99,12 @@ func checkProcess(t *testing.T, run Run) {
 	if r := p.Restart; r == nil || r.Reconciles < run.N || len(r.Requests) != 0 {
 		t.Errorf("restart over converged objects: want every object reconciled and no request, got %+v", r)
 	}
+	// Proves F12.
+	if m := p.Models; m == nil || m.Restart == nil || m.Restart.Reconciles < run.N || len(m.Restart.Requests) != 0 {
+		t.Errorf("restart over converged Model and InferenceService pairs: want every Model reconciled and no request, got %+v", m)
+	} else if m.StatusWritesPerModel > 2 {
+		t.Errorf("pairs converge: %.2f Model status writes per Model, want at most two (NotInUse, then Loading)", m.StatusWritesPerModel)
+	}
 }
 
 // checkUpgrade: one ownership write per object the records-based operator wrote, one apply per

@@ -50,6 +50,8 @@ type ProcessRun struct {
 	// RSS of the operator process once the convergence is over.
 	RSS     uint64 `json:"rss,omitempty"`
 	Restart *Phase `json:"restart,omitempty"`
+	// Models: N Model and InferenceService pairs converged and restarted over (modelsRun).
+	Models *ModelsRun `json:"models,omitempty"`
 	// Neighbour read latency during the convergence.
 	Neighbour Neighbour `json:"neighbour"`
 }
@@ -245,6 +247,10 @@ func (b *bench) processRun(ctx context.Context, n int, floor time.Duration, s Se
 		return nil, err
 	}
 	b.logf("N=%d restart: %d reconciles in %s, requests %v", n, run.Restart.Reconciles, run.Restart.Took, run.Restart.Requests)
+	p.stop()
+	if run.Models, err = b.modelsRun(ctx, n, s); err != nil {
+		return nil, fmt.Errorf("models: %w", err)
+	}
 	return run, nil
 }
 

@@ -89,6 +89,10 @@ func processTables(b *strings.Builder, r *Result) {
 		for _, run := range runs {
 			p := run.Process
 			fmt.Fprintf(b, "N=%d operator process requests: converge %s; no-op %s; restart %s\n\n", run.N, fmtMap(p.Requests), fmtMap(p.NoOpRequests), fmtMap(p.Restart.Requests))
+			if m := p.Models; m != nil {
+				fmt.Fprintf(b, "N=%d Model and InferenceService pairs: converge %s (%.2f Model status writes per Model); restart %d Model reconciles, requests %s\n\n",
+					run.N, fmtMap(m.Converge.Requests), m.StatusWritesPerModel, m.Restart.Reconciles, fmtMap(m.Restart.Requests))
+			}
 		}
 		for _, run := range runs {
 			if p := run.Process; p.ProfileTop != "" {
