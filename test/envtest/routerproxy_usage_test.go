@@ -239,6 +239,15 @@ var _ = Describe("router-proxy: metering that never breaks a request", func() {
 		}
 		body, _ := sized.last()
 		Expect(body).To(ContainSubstring(`"include_usage":true`))
+		// The OpenAI client stops at [DONE]; a client that reads to the end of the body (curl,
+		// httpx) must not find it cut short.
+		resp, err := http.Post(p.url("/v1/chat/completions"), "application/json", strings.NewReader(`{"model":"sized-m","stream":true,"messages":[]}`))
+		Expect(err).NotTo(HaveOccurred())
+		whole, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		Expect(err).NotTo(HaveOccurred(), "read %q", whole)
+		Expect(string(whole)).To(HaveSuffix("data: [DONE]\n\n"))
+		Expect(string(whole)).NotTo(ContainSubstring(`"usage"`))
 	})
 
 	It("records the time to first token of spaced JSON and of tool-call-only streams [R23]", func() {
