@@ -68,7 +68,22 @@ type Backend struct {
 	// external is an API outside the cluster. Set exactly one of inferenceServiceRef and external.
 	// +optional
 	External *ExternalBackend `json:"external,omitempty"`
+
+	// streamUsage says whether the proxy asks this backend for the token usage of a chat or completions stream whose client did not ask for it (it adds stream_options.include_usage to the request and keeps the usage-only chunk from the client). Auto asks only a backend known to accept the field: the vllm, sglang and llamacpp runtimes, and the openai, anthropic and azure-openai (api-version 2024-09-01 or later, or the v1 API) providers. Always asks every time; Never never does (a server that refuses unknown fields answers 400 to such a request). A stream without usage has its output tokens estimated by the proxy instead. A client that sets include_usage itself is never overridden. Defaults to Auto.
+	// +optional
+	// +kubebuilder:validation:Enum=Auto;Always;Never
+	StreamUsage *StreamUsagePolicy `json:"streamUsage,omitempty"`
 }
+
+// StreamUsagePolicy is whether the proxy asks a backend for a stream's token usage.
+type StreamUsagePolicy string
+
+// Stream usage policies.
+const (
+	StreamUsageAuto   StreamUsagePolicy = "Auto"
+	StreamUsageAlways StreamUsagePolicy = "Always"
+	StreamUsageNever  StreamUsagePolicy = "Never"
+)
 
 // ExternalBackend is an API outside the cluster.
 type ExternalBackend struct {

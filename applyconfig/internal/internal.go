@@ -56,6 +56,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: name
       type:
         scalar: string
+    - name: streamUsage
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.StreamUsagePolicy
 - name: com.github.llmkube.operator.api.v1alpha1.BackendStatus
   map:
     fields:
@@ -738,6 +741,8 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.ServiceType
+  scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.StreamUsagePolicy
   scalar: string
 - name: io.k8s.api.autoscaling.v2.ContainerResourceMetricSource
   map:

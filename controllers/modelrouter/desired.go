@@ -113,6 +113,8 @@ type Resolution struct {
 	Message  string
 	// Service is the InferenceService's Service, whose EndpointSlices the proxy balances over.
 	Service *routingv1.Service
+	// StreamUsage is whether the proxy asks the backend for a stream's usage (StreamUsage).
+	StreamUsage bool
 }
 
 // Resolve resolves every backend of router against what was found, in spec order.
@@ -131,6 +133,7 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 			r.Resolved = true
 			r.URL = inferenceservice.Endpoint(isvc) // the one place an InferenceService's URL is built
 			r.Service = &routingv1.Service{Namespace: isvc.Namespace, Name: isvc.Name, Port: inferenceservice.PortName}
+			r.StreamUsage = StreamUsage(b, isvc)
 		case b.External != nil:
 			if s := b.External.CredentialsSecretRef; s != nil && !found.Secrets[s.Name] {
 				r.Message = fmt.Sprintf("Secret %q not found", s.Name)
@@ -138,6 +141,7 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 			}
 			r.Resolved = true
 			r.URL = b.External.URL
+			r.StreamUsage = StreamUsage(b, nil)
 		default:
 			r.Message = "the backend sets neither inferenceServiceRef nor external"
 		}
@@ -160,7 +164,7 @@ func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingv1
 		if !r.Resolved {
 			continue
 		}
-		b := routingv1.Backend{Name: r.Backend.Name, Kind: routingv1.KindInferenceService, URL: r.URL, Service: r.Service}
+		b := routingv1.Backend{Name: r.Backend.Name, Kind: routingv1.KindInferenceService, URL: r.URL, Service: r.Service, StreamUsage: r.StreamUsage}
 		if ext := r.Backend.External; ext != nil {
 			b.Kind = routingv1.KindExternal
 			b.Provider = ext.Provider

@@ -95,8 +95,8 @@ func TestConfigDataIsStableAndSorted(t *testing.T) {
 		t.Fatalf("config depends on backend order (-a +b):\n%s", d)
 	}
 	want := `{"version":"llmkube.dev/routing/v1","backends":[` +
-		`{"name":"cloud","kind":"external","url":"https://api.example.com/v1","provider":"openai","model":"gpt","credentialsEnvPrefix":"BACKEND_CLOUD_"},` +
-		`{"name":"local","kind":"inferenceService","url":"http://llama.ns.svc.cluster.local:8000","service":{"namespace":"ns","name":"llama","port":"http"}}],` +
+		`{"name":"cloud","kind":"external","url":"https://api.example.com/v1","provider":"openai","model":"gpt","credentialsEnvPrefix":"BACKEND_CLOUD_","streamUsage":true},` +
+		`{"name":"local","kind":"inferenceService","url":"http://llama.ns.svc.cluster.local:8000","service":{"namespace":"ns","name":"llama","port":"http"},"streamUsage":true}],` +
 		`"rules":[{"name":"z-first","models":["llama-a","llama-b"],"backend":"local"},{"name":"a-second","models":["gpt-*"],"backend":"cloud"}],` +
 		`"defaultRoute":"local"}`
 	if a[ConfigKey] != want {

@@ -32,6 +32,10 @@ type Runtime struct {
 	// CacheEnv is the environment variable that moves the runtime's own download cache, pointed
 	// at the model cache volume; empty when the operator knows none (generic).
 	CacheEnv string
+	// StreamUsage says the server's OpenAI API accepts stream_options.include_usage, so a router
+	// may ask it for a stream's usage (docs/router.md, "Token accounting", says where each
+	// runtime documents it); a server not known to accept it is never sent the field.
+	StreamUsage bool
 	// args builds the arguments that load source and listen on port.
 	args func(m model, port int32) []string
 }
@@ -41,6 +45,7 @@ var known = map[inferencev1alpha1.Runtime]Runtime{
 		Image: "ghcr.io/ggml-org/llama.cpp:server", Port: 8080, HealthPath: "/health",
 		InFlightMetric: "llamacpp:requests_processing",
 		CacheEnv:       "LLAMA_CACHE",
+		StreamUsage:    true,
 		args: func(m model, port int32) []string {
 			a := []string{"--host", "0.0.0.0", "--port", itoa(port), "--metrics"}
 			switch {
@@ -59,6 +64,7 @@ var known = map[inferencev1alpha1.Runtime]Runtime{
 		Image: "vllm/vllm-openai:latest", Port: 8000, HealthPath: "/health",
 		InFlightMetric: "vllm:num_requests_running",
 		CacheEnv:       "HF_HOME",
+		StreamUsage:    true,
 		args: func(m model, port int32) []string {
 			return []string{"--model", m.ref(), "--host", "0.0.0.0", "--port", itoa(port)}
 		},
@@ -76,6 +82,7 @@ var known = map[inferencev1alpha1.Runtime]Runtime{
 		InFlightMetric: "sglang:num_running_reqs",
 		Command:        []string{"python3", "-m", "sglang.launch_server"},
 		CacheEnv:       "HF_HOME",
+		StreamUsage:    true,
 		args: func(m model, port int32) []string {
 			return []string{"--model-path", m.ref(), "--host", "0.0.0.0", "--port", itoa(port), "--enable-metrics"}
 		},

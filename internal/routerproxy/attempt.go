@@ -32,13 +32,13 @@ type upstreamRequest struct {
 }
 
 // parts is the body an attempt at b sends: with b's model, and asking for a stream's usage when
-// the client did not.
+// the client did not and the routing document says b accepts the field.
 func (req *upstreamRequest) parts(b *backend) [][]byte {
 	model := b.modelJSON
 	if req.rb.form && b.modelJSON != nil {
 		model = []byte(b.def.Model)
 	}
-	return bodyParts(req.body, req.rb, model, true)
+	return bodyParts(req.body, req.rb, model, b.def.StreamUsage)
 }
 
 // failure is what went wrong with an attempt, as judge reads it.
@@ -282,6 +282,15 @@ func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, 
 	if stream {
 		h.Set("X-Accel-Buffering", "no")
 	}
+	// m reads the usage and the first token as the answer passes (usage.go). A compressed answer
+	// (an upstream that compressed although asked for identity) passes as it is, unread, with the
+	// usage chunk the proxy asked for: hiding it would mean decompressing and compressing again.
+	m := &meter{stream: stream, blind: encoded(resp.Header)}
+	m.hide = stream && req.rb.usageEdit != nil && b.def.StreamUsage && !m.blind
+	if m.hide {
+		h.Del("Content-Length") // the client gets fewer bytes than the upstream sent
+	}
+	defer func() { x.usage, x.firstToken, x.chunks = m.usage, m.firstToken, m.chunks }()
 	x.status = resp.StatusCode
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
@@ -289,9 +298,6 @@ func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, 
 		_ = rc.Flush()
 	}
 
-	// m reads the usage and the first token as the answer passes (usage.go).
-	m := &meter{stream: stream, hide: stream && req.rb.usageEdit != nil}
-	defer func() { x.usage, x.firstToken = m.usage, m.firstToken }()
 	emit := func(b []byte) error {
 		if x.bytes == 0 {
 			x.ttfb = time.Since(x.start)

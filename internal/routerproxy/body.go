@@ -210,8 +210,8 @@ func keyName(quoted []byte) string {
 
 // usageEdit is the edit that asks the upstream for a stream's usage when the client did not:
 // stream_options.include_usage set to true, inserted at the top level (brace is the offset of the
-// body's '{') or into the client's stream_options object, or replacing its false. nil when the
-// client asked for usage already, or its stream_options is not an object.
+// body's '{') or into the client's stream_options object. nil when the client set include_usage
+// itself (a false is its choice too), or its stream_options is not an object.
 func usageEdit(body []byte, brace, soStart, soEnd int) *edit {
 	if soStart < 0 {
 		return &edit{start: brace + 1, end: brace + 1, text: []byte(`"stream_options":{"include_usage":true},`)}
@@ -234,10 +234,7 @@ func usageEdit(body []byte, brace, soStart, soEnd int) *edit {
 		end := jsonwalk.SkipValue(body, start)
 		i = jsonwalk.SkipSpace(body, end)
 		if key == "include_usage" {
-			if string(body[start:end]) == "true" {
-				return nil
-			}
-			return &edit{start: start, end: end, text: []byte("true")}
+			return nil // the client's choice, true or false, stands
 		}
 	}
 	return &edit{start: soStart + 1, end: soStart + 1, text: []byte(`"include_usage":true,`)}

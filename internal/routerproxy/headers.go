@@ -33,7 +33,7 @@ var clientCredentials = []string{"Authorization", "Api-Key", "X-Api-Key"}
 //     operator's key is billed to), and a provider's cookies and identity never reach a client.
 var (
 	externalRequest = []string{
-		"Accept", "Accept-Encoding", "Accept-Language", "Content-Type", "User-Agent", "Openai-Beta",
+		"Accept", "Accept-Language", "Content-Type", "User-Agent", "Openai-Beta",
 	}
 	externalResponse = []string{
 		"Content-Type", "Content-Encoding", "Content-Language", "Content-Length", "Cache-Control", "Vary",
@@ -61,6 +61,23 @@ func requestHeaders(dst, client http.Header, b *backend) {
 	if b.authHeader != "" {
 		dst.Set(b.authHeader, b.authValue)
 	}
+	// The meter reads usage and tokens out of the answer's bytes: a compressed answer would be
+	// unreadable (and a usage chunk the proxy asked for could not be kept from the client). The
+	// client's own Accept-Encoding (SDKs send gzip by default) says nothing of what the proxy
+	// can read.
+	dst.Set("Accept-Encoding", "identity")
+}
+
+// encoded says a response body is compressed (Content-Encoding other than identity).
+func encoded(h http.Header) bool {
+	for _, v := range h.Values("Content-Encoding") {
+		for _, c := range strings.Split(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // responseHeaders are the headers a client gets from b's response.

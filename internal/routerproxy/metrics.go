@@ -29,6 +29,7 @@ type metrics struct {
 	fallbacks      *prometheus.CounterVec
 	inFlight       *prometheus.GaugeVec
 	tokens         *prometheus.CounterVec
+	estimated      *prometheus.CounterVec
 	ttft           *prometheus.HistogramVec
 	tpot           *prometheus.HistogramVec
 }
@@ -66,6 +67,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "llmkube_router_tokens_total", Help: "Tokens the backends reported in the usage of their answers, by backend, model (the matching rule entry, or other) and type (input or output).",
 		}, []string{"backend", "model", "type"}),
+		estimated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "llmkube_router_estimated_output_tokens_total", Help: "Streams whose answer reported no usage: output tokens the proxy counted itself, one per chunk value that carried text, by backend and model. Not included in llmkube_router_tokens_total.",
+		}, []string{"backend", "model"}),
 		ttft: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "llmkube_router_time_to_first_token_seconds", Help: "Streams: time from a request's arrival to the first chunk with content sent to the client, by backend.", Buckets: buckets,
 		}, []string{"backend"}),
@@ -74,16 +78,22 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .02, .03, .05, .075, .1, .15, .2, .3, .5, 1, 2.5},
 		}, []string{"backend"}),
 	}
-	reg.MustRegister(m.requests, m.duration, m.ttfb, m.upstreamErrors, m.fallbacks, m.inFlight, m.tokens, m.ttft, m.tpot)
+	reg.MustRegister(m.requests, m.duration, m.ttfb, m.upstreamErrors, m.fallbacks, m.inFlight, m.tokens, m.estimated, m.ttft, m.tpot)
 	return m
 }
 
-// observeTokens records an answer's usage and, for a stream, its token latencies. end is when
-// the answer ended.
+// observeTokens records an answer's usage (or, for a stream that reported none, the proxy's own
+// count of its output) and, for a stream, its token latencies. end is when the answer ended.
+//
+// Note: the estimate has a counter of its own, so that llmkube_router_tokens_total stays what
+// the backends reported (what a bill says); time per output token is only from reported usage.
 func (m *metrics) observeTokens(x *exchange, end time.Time) {
-	if x.usage.ok {
+	switch {
+	case x.usage.ok:
 		m.tokens.WithLabelValues(x.backend, x.model, "input").Add(float64(x.usage.input))
 		m.tokens.WithLabelValues(x.backend, x.model, "output").Add(float64(x.usage.output))
+	case x.chunks > 0:
+		m.estimated.WithLabelValues(x.backend, x.model).Add(float64(x.chunks))
 	}
 	if x.firstToken.IsZero() {
 		return

@@ -225,8 +225,9 @@ type endpoint struct {
 	// form: the body is multipart/form-data and the model its model field; else a JSON object
 	// with a model key.
 	form bool
-	// hideUsage: a stream whose client did not ask for usage is sent asking for it, and the
-	// usage-only chunk is kept from the client (chat and completions; usage.go).
+	// hideUsage: a stream whose client did not ask for usage is sent asking for it when its
+	// backend accepts that, and the usage-only chunk is kept from the client (chat and
+	// completions; usage.go).
 	hideUsage bool
 }
 
@@ -266,9 +267,11 @@ type exchange struct {
 	bytes    int64
 	attempts int
 	errMsg   string
-	// usage is what the answer said it cost; firstToken when a stream's first token passed.
+	// usage is what the answer said it cost; firstToken when a stream's first token passed;
+	// chunks the stream's content values with text (the estimate when usage says nothing).
 	usage      usage
 	firstToken time.Time
+	chunks     int64
 }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -436,6 +439,8 @@ func (p *Proxy) finish(r *http.Request, x *exchange) {
 	}
 	if x.usage.ok {
 		attrs = append(attrs, slog.Int64("inputTokens", x.usage.input), slog.Int64("outputTokens", x.usage.output))
+	} else if x.chunks > 0 {
+		attrs = append(attrs, slog.Int64("estimatedOutputTokens", x.chunks))
 	}
 	if x.errMsg != "" {
 		attrs = append(attrs, slog.String("error", x.errMsg))

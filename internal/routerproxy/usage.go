@@ -33,7 +33,10 @@ type meter struct {
 	stream bool
 	// hide keeps the usage-only chunk of a chat or completions stream from the client: the proxy
 	// asked for it, the client did not.
-	hide  bool
+	hide bool
+	// blind passes the answer without reading it: it is compressed (an upstream that compressed
+	// although asked for identity), and its bytes say nothing readable.
+	blind bool
 	event []byte // the incomplete server-sent event when hiding
 
 	key     int    // bytes of `"usage"` matched, then keyColon / keyBrace
@@ -44,8 +47,23 @@ type meter struct {
 	usage   usage
 
 	firstToken time.Time
-	tokenAt    [len(contentKeys)]int // bytes of each content key matched
+	// chunks counts the content values with text of a stream: the output-token estimate of an
+	// answer that reports no usage.
+	chunks  int64
+	tokenAt [len(contentKeys)]int // bytes of each content key matched
+	tokenAs tokenStep
 }
+
+// tokenStep is how far a content value is matched once its key is: the colon, then the opening
+// quote, then its first character (a quote again means an empty string).
+type tokenStep int
+
+const (
+	tokenKey tokenStep = iota
+	tokenColon
+	tokenQuote
+	tokenFirst
+)
 
 const (
 	usageKey       = `"usage"`
@@ -57,14 +75,18 @@ const (
 	maxEvent = 1 << 20
 )
 
-// contentKeys start a stream's content: chat (content, reasoning_content), completions (text),
-// Responses (delta of the output_text and other delta events). The first key followed by a
-// non-empty string is the first token.
-var contentKeys = [...]string{`"content":"`, `"text":"`, `"delta":"`, `"reasoning_content":"`}
+// contentKeys hold a stream's content: chat (content, reasoning_content, reasoning, and the
+// arguments of a tool call), completions (text), Responses (delta of the output_text and other
+// delta events). A key, a colon and a non-empty string, whitespace allowed between them, is a
+// token; the first is the first token.
+var contentKeys = [...]string{`"content"`, `"text"`, `"delta"`, `"reasoning_content"`, `"reasoning"`, `"arguments"`}
 
 // write passes p to emit (holding back the hidden chunk and the incomplete event when hiding)
 // and reads it.
 func (m *meter) write(p []byte, emit func([]byte) error) error {
+	if m.blind {
+		return emit(p)
+	}
 	if !m.hide {
 		err := emit(p)
 		m.scan(p)
@@ -150,13 +172,35 @@ func (m *meter) scan(p []byte) {
 				return
 			}
 			i += j
+			if len(p)-i >= longestKey && !m.startsKey(p[i:]) {
+				continue // no key starts at this quote: the next quote may start one
+			}
 		}
 		c := p[i]
 		m.scanUsage(c)
-		if m.stream && m.firstToken.IsZero() {
+		if m.stream {
 			m.scanToken(c)
 		}
 	}
+}
+
+// longestKey is the longest key the meter looks for.
+const longestKey = len(`"reasoning_content"`)
+
+// startsKey says q starts with a key the meter looks for. It lets scan skip, in one comparison
+// per key, the quotes that start none (most of them) instead of matching them byte by byte.
+func (m *meter) startsKey(q []byte) bool {
+	if bytes.HasPrefix(q, []byte(usageKey)) {
+		return true
+	}
+	if m.stream {
+		for _, k := range contentKeys {
+			if bytes.HasPrefix(q, []byte(k)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // idle says no key is partly matched: only a quote can start one.
@@ -164,7 +208,10 @@ func (m *meter) idle() bool {
 	if m.key != 0 {
 		return false
 	}
-	if m.stream && m.firstToken.IsZero() {
+	if m.stream {
+		if m.tokenAs != tokenKey {
+			return false
+		}
 		for _, n := range m.tokenAt {
 			if n != 0 {
 				return false
@@ -173,6 +220,8 @@ func (m *meter) idle() bool {
 	}
 	return true
 }
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func (m *meter) scanUsage(c byte) {
 	switch {
@@ -190,7 +239,7 @@ func (m *meter) scanUsage(c byte) {
 		}
 	case m.key == keyColon || m.key == keyBrace:
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case isSpace(c):
 		case c == ':' && m.key == keyColon:
 			m.key = keyBrace
 		case c == '{' && m.key == keyBrace:
@@ -224,20 +273,44 @@ func (m *meter) scanUsage(c byte) {
 }
 
 func (m *meter) scanToken(c byte) {
+	switch m.tokenAs {
+	case tokenColon, tokenQuote:
+		want := byte(':')
+		if m.tokenAs == tokenQuote {
+			want = '"'
+		}
+		switch {
+		case isSpace(c):
+			return
+		case c == want:
+			m.tokenAs++
+			return
+		}
+		m.tokenAs = tokenKey // not a string value: c may start another key
+	case tokenFirst:
+		m.tokenAs = tokenKey
+		if c != '"' {
+			m.chunks++
+			if m.firstToken.IsZero() {
+				m.firstToken = time.Now()
+			}
+		}
+		return
+	}
 	for i, k := range contentKeys {
 		n := m.tokenAt[i]
 		switch {
-		case n == len(k):
-			if c != '"' {
-				m.firstToken = time.Now()
-			}
-			n = 0
 		case c == k[n]:
 			n++
 		case c == '"':
 			n = 1
 		default:
 			n = 0
+		}
+		if n == len(k) {
+			m.tokenAt = [len(contentKeys)]int{}
+			m.tokenAs = tokenColon
+			return
 		}
 		m.tokenAt[i] = n
 	}

@@ -20,7 +20,8 @@ func TestUsageEditAsksForUsageOnlyWhenTheClientDidNot(t *testing.T) {
 		{`{"model":"m","stream":true}`, `{"stream_options":{"include_usage":true},"model":"x","stream":true}`},
 		{`{"model":"m","stream":true,"stream_options":{}}`, `{"model":"x","stream":true,"stream_options":{"include_usage":true}}`},
 		{`{"model":"m","stream_options":{ "include_obfuscation":false },"stream":true}`, `{"model":"x","stream_options":{"include_usage":true, "include_obfuscation":false },"stream":true}`},
-		{`{"stream_options":{"include_usage":false},"model":"m","stream":true}`, `{"stream_options":{"include_usage":true},"model":"x","stream":true}`},
+		{`{"stream_options":{"include_usage":false},"model":"m","stream":true}`, `{"stream_options":{"include_usage":false},"model":"x","stream":true}`},
+		{`{"stream_options":{"include_obfuscation":true, "include_usage" : false},"model":"m","stream":true}`, `{"stream_options":{"include_obfuscation":true, "include_usage" : false},"model":"x","stream":true}`},
 		{`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`, `{"model":"x","stream":true,"stream_options":{"include_usage":true}}`},
 	} {
 		rb, e := scanBody([]byte(tc.body))

@@ -173,6 +173,12 @@ var _ = Describe("Documented metrics, scraped from the real operator and router-
 		who, err := chatAs(p, 100, hello("hi"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(who).To(Equal("hello from spare"))
+		stream = oc.Chat.Completions.NewStreaming(suiteCtx, openai.ChatCompletionNewParams{
+			Model: "llama-3", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
+			StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(false)}}) // no usage: an estimate
+		for stream.Next() {
+		}
+		Expect(stream.Err()).NotTo(HaveOccurred())
 
 		Eventually(func(g Gomega) {
 			families, err := scrape(p.metrics)

@@ -32,7 +32,9 @@ var _ = Describe("router-proxy: the OpenAI API beyond chat, and token accounting
 		newRouter(ns, "api", func(r *inferencev1alpha1.ModelRouter) {
 			localBackend := externalAt("local", "openai-compatible", local.URL+"/v1", "")
 			localBackend.External.Model = ptr.To("large-v3")
-			r.Spec.Backends = []inferencev1alpha1.Backend{externalAt("cloud", "openai-compatible", cloud.URL+"/v1", ""), localBackend}
+			cloudBackend := externalAt("cloud", "openai-compatible", cloud.URL+"/v1", "")
+			cloudBackend.StreamUsage = ptr.To(inferencev1alpha1.StreamUsageAlways) // an openai-compatible server is not known to accept stream_options
+			r.Spec.Backends = []inferencev1alpha1.Backend{cloudBackend, localBackend}
 			r.Spec.Rules = []inferencev1alpha1.RoutingRule{
 				rule("gpt", "cloud", []string{"gpt-*"}),
 				rule("local", "local", []string{"whisper-1", "bge-*"}),

@@ -93,6 +93,12 @@ type Backend struct {
 	// fallback when the endpoints cannot be read or none is ready. Optional, so a document
 	// written without it still reads: the proxy then sends to URL only.
 	Service *Service `json:"service,omitempty"`
+	// StreamUsage makes the proxy ask this backend for the usage of a chat or completions stream
+	// whose client did not (stream_options.include_usage) and keep the usage-only chunk from the
+	// client. The operator decides it (spec.backends[].streamUsage, and for Auto whether the
+	// backend is known to accept the field); the proxy only obeys. Unset, nothing is added: a
+	// server that refuses unknown fields answers 400 to a request carrying it.
+	StreamUsage bool `json:"streamUsage,omitempty"`
 }
 
 // Rule sends the models it matches to Backend, then to Fallbacks in order when Backend fails.

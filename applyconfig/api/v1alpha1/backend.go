@@ -8,6 +8,10 @@ Licensed under the Apache License, Version 2.0.
 
 package v1alpha1
 
+import (
+	apiv1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+)
+
 // BackendApplyConfiguration represents a declarative configuration of the Backend type for use
 // with apply.
 //
@@ -19,6 +23,8 @@ type BackendApplyConfiguration struct {
 	InferenceServiceRef *LocalObjectReferenceApplyConfiguration `json:"inferenceServiceRef,omitempty"`
 	// external is an API outside the cluster. Set exactly one of inferenceServiceRef and external.
 	External *ExternalBackendApplyConfiguration `json:"external,omitempty"`
+	// streamUsage says whether the proxy asks this backend for the token usage of a chat or completions stream whose client did not ask for it (it adds stream_options.include_usage to the request and keeps the usage-only chunk from the client). Auto asks only a backend known to accept the field: the vllm, sglang and llamacpp runtimes, and the openai, anthropic and azure-openai (api-version 2024-09-01 or later, or the v1 API) providers. Always asks every time; Never never does (a server that refuses unknown fields answers 400 to such a request). A stream without usage has its output tokens estimated by the proxy instead. A client that sets include_usage itself is never overridden. Defaults to Auto.
+	StreamUsage *apiv1alpha1.StreamUsagePolicy `json:"streamUsage,omitempty"`
 }
 
 // BackendApplyConfiguration constructs a declarative configuration of the Backend type for use with
@@ -48,5 +54,13 @@ func (b *BackendApplyConfiguration) WithInferenceServiceRef(value *LocalObjectRe
 // If called multiple times, the External field is set to the value of the last call.
 func (b *BackendApplyConfiguration) WithExternal(value *ExternalBackendApplyConfiguration) *BackendApplyConfiguration {
 	b.External = value
+	return b
+}
+
+// WithStreamUsage sets the StreamUsage field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the StreamUsage field is set to the value of the last call.
+func (b *BackendApplyConfiguration) WithStreamUsage(value apiv1alpha1.StreamUsagePolicy) *BackendApplyConfiguration {
+	b.StreamUsage = &value
 	return b
 }
