@@ -346,10 +346,7 @@ func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, 
 		if rerr == io.EOF {
 			if err := m.flush(emit); err != nil {
 				gone(err)
-				return
 			}
-		}
-		if rerr == io.EOF {
 			return
 		}
 		if rerr != nil {

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,5 +95,39 @@ func TestClientThatStopsReadingEndsTheRequest(t *testing.T) {
 	<-canceled
 	if n := testutil.ToFloat64(p.clients.timeouts.WithLabelValues(phaseResponse)); n != 1 {
 		t.Fatalf("client timeouts: %v", n)
+	}
+}
+
+// Proves R24: the write deadline of one answer (it also bounds net/http's final flush) does not
+// outlive it on a kept-alive connection: net/http clears it after the answer.
+func TestWriteDeadlineDoesNotReachTheNextRequest(t *testing.T) {
+	up := newUpstream(t, "up")
+	p, _ := newProxy(t, routingv1.Document{
+		Backends:     []routingv1.Backend{{Name: "up", Kind: routingv1.KindExternal, URL: up.URL + "/v1"}},
+		DefaultRoute: "up",
+	}, func(o *Options) { o.StreamIdleTimeout = 200 * time.Millisecond })
+	srv := httptest.NewUnstartedServer(p)
+	var conns atomic.Int32
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	for i := range 2 {
+		resp, err := srv.Client().Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m"}`))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 || !strings.Contains(string(b), "served_by") {
+			t.Fatalf("request %d: %d %s %v", i, resp.StatusCode, b, err)
+		}
+		time.Sleep(400 * time.Millisecond) // past the first answer's write deadline
+	}
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("%d connections: the second request did not reuse the first's", n)
 	}
 }

@@ -283,9 +283,6 @@ type exchange struct {
 }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// relay leaves its last write deadline on the connection (it bounds net/http's final flush);
-	// net/http does not clear it for the next request of a kept-alive connection.
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	switch r.URL.Path {
 	case "/healthz":
 		_, _ = io.WriteString(w, "ok")
