@@ -40,7 +40,8 @@ func main() {
 		apiKeysDir     = flag.String("api-keys-dir", "", "Directory of client API keys (a mounted Secret, one file per key); no client authentication when empty.")
 		apiKeysRefresh = flag.Duration("api-keys-refresh", 5*time.Second, "How often the client API keys are reread.")
 		maxBody        = flag.Int64("max-body-bytes", 32<<20, "Largest request body; larger ones get 413.")
-		bodyTimeout    = flag.Duration("body-read-timeout", time.Minute, "Longest time to read a request body.")
+		bodyTimeout    = flag.Duration("body-read-timeout", time.Minute, "Longest time to read a request body; a body that does not arrive in time gets 408 and its connection is closed.")
+		bodyBudget     = flag.Int64("body-memory-budget", 0, "Most bytes of request bodies held at once; a request whose body does not fit gets 503 with Retry-After before its body is read. 0: half of what GOMEMLIMIT leaves beyond 40 MiB (256 MiB without a limit).")
 		headerTimeout  = flag.Duration("read-header-timeout", 10*time.Second, "Longest time a client may take to send its request headers.")
 		reqTimeout     = flag.Duration("request-timeout", routerproxy.DefaultRequestTimeout, "Longest wait for a whole non-streaming answer, per attempt (a generation sends its headers only when it is done); a rule's timeout replaces it.")
 		idleTimeout    = flag.Duration("stream-idle-timeout", routerproxy.DefaultStreamIdleTimeout, "Longest wait for a stream's headers and between two of its bytes, per attempt (a stream has no total limit); a rule's timeout replaces it.")
@@ -64,6 +65,9 @@ func main() {
 	if *showVersion {
 		fmt.Println(version.Version, routingv1.Version)
 		return
+	}
+	if *bodyBudget < 0 {
+		fail(log, fmt.Errorf("--body-memory-budget must not be negative, not %d", *bodyBudget))
 	}
 	for name, v := range map[string]int{"prefix-block-bytes": *blockBytes, "prefix-max-blocks": *maxBlocks, "prefix-blocks-per-pod": *blocksPerPod} {
 		if v < 1 {
@@ -93,7 +97,7 @@ func main() {
 	proxy, err := routerproxy.New(routerproxy.Options{
 		Document: doc, Getenv: os.Getenv,
 		APIKeysDir: *apiKeysDir, APIKeysRefresh: *apiKeysRefresh,
-		MaxBodyBytes: *maxBody, BodyReadTimeout: *bodyTimeout, RequestTimeout: *reqTimeout, StreamIdleTimeout: *idleTimeout,
+		MaxBodyBytes: *maxBody, BodyReadTimeout: *bodyTimeout, BodyMemoryBudget: *bodyBudget, RequestTimeout: *reqTimeout, StreamIdleTimeout: *idleTimeout,
 		FailureThreshold: *threshold, Cooldown: *cooldown,
 		Log: log, Registerer: reg, Transport: transport, Balancer: balancer,
 	})
@@ -111,7 +115,7 @@ func main() {
 		Proxy: proxy, Listen: *listen, MetricsListen: *metricsListen, Gatherer: reg,
 		ReadHeaderTimeout: *headerTimeout, ShutdownDelay: *shutdownDelay, DrainTimeout: *drain, Log: log,
 	}
-	log.Info("starting", "version", version.Version, "document", routingv1.Version, "backends", len(doc.Backends), "rules", len(doc.Rules), "clientAuth", *apiKeysDir != "")
+	log.Info("starting", "version", version.Version, "document", routingv1.Version, "backends", len(doc.Backends), "rules", len(doc.Rules), "clientAuth", *apiKeysDir != "", "bodyMemoryBudgetBytes", proxy.BodyMemoryBudget())
 	if err := srv.Run(ctx); err != nil {
 		fail(log, err)
 	}

@@ -76,9 +76,10 @@ const (
 
 var (
 	defaultCPU = resource.MustParse("100m")
-	// defaultMemory fits the concurrency docs/router.md ("Memory") documents: the proxy needs
-	// about 40 MiB plus 1.5 times the request bodies in flight, under GOMEMLIMIT (90% of this):
-	// 16 concurrent 4 MiB prompts or 200 concurrent 400 KB ones (make bench-proxy measures both).
+	// defaultMemory fits the concurrency docs/router.md ("Body memory budget") documents: the
+	// proxy derives its budget of request bodies in flight from GOMEMLIMIT (90% of this), as
+	// (GOMEMLIMIT - 40 MiB) / 2 = 95 MiB: 3 concurrent 25 MB uploads, 23 4 MiB prompts or 249
+	// 400 KB ones; more get 503 with Retry-After rather than an OOM kill.
 	defaultMemory = resource.MustParse("256Mi")
 	// tmpSize bounds the writable /tmp the read-only root filesystem leaves the proxy; it also keeps
 	// the emptyDir from being an empty struct in the apply.

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -23,10 +24,15 @@ import (
 type upstreamRequest struct {
 	r    *http.Request
 	body []byte
+	// hold is body's room in the body budget, given back when body is let go of.
+	hold *bodyHold
 	rb   requestBody
 	// limit is each attempt's wait: for a non-streaming request its whole answer, for a stream its
 	// headers and each gap between two reads (Proxy.limit).
 	limit time.Duration
+	// writeLimit is how long one write to the client may make no progress (the rule's timeout,
+	// else the stream idle limit): a client that stopped reading ends the request.
+	writeLimit time.Duration
 	// tried are the pods of the current backend this request failed on.
 	tried []*balance.Endpoint
 }
@@ -274,6 +280,7 @@ func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, 
 	// No other attempt follows: the request body is no longer needed (a long stream would
 	// otherwise hold its prompt to its end).
 	req.body = nil
+	req.hold.release()
 	h := w.Header()
 	responseHeaders(h, resp.Header, b)
 	h.Set("X-Llmkube-Backend", b.name)
@@ -298,21 +305,30 @@ func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, 
 		_ = rc.Flush()
 	}
 
+	// Each write gets its own deadline: a client that reads slowly is served, one that stopped
+	// reading (whose socket buffers are full) is not waited for past writeLimit.
+	var deadline time.Time
 	emit := func(b []byte) error {
 		if x.bytes == 0 {
 			x.ttfb = time.Since(x.start)
 		}
 		x.bytes += int64(len(b))
+		deadline = time.Now().Add(req.writeLimit)
+		_ = rc.SetWriteDeadline(deadline)
 		if _, err := w.Write(b); err != nil {
 			return err
 		}
 		if stream {
-			_ = rc.Flush()
+			return rc.Flush()
 		}
 		return nil
 	}
-	gone := func() {
+	gone := func(err error) {
 		x.status, x.errMsg = 499, "client went away"
+		if errors.Is(err, os.ErrDeadlineExceeded) || !time.Now().Before(deadline) {
+			x.errMsg = "client stopped reading: no write progress for " + req.writeLimit.String()
+			p.clients.timeouts.WithLabelValues(phaseResponse).Inc()
+		}
 		o.resp = nil // nothing to drain: the backend's request is canceled
 	}
 
@@ -323,18 +339,20 @@ func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, 
 		n, rerr := resp.Body.Read(buf)
 		if n > 0 {
 			if stream {
-				o.timer.Reset(req.limit)
+				o.timer.Stop() // the idle limit is the backend's; a slow client's write is not
 			}
-			if m.write(buf[:n], emit) != nil {
-				gone()
+			if err := m.write(buf[:n], emit); err != nil {
+				gone(err)
 				return
 			}
-		}
-		if rerr == io.EOF && m.flush(emit) != nil {
-			gone()
-			return
+			if stream {
+				o.timer.Reset(req.limit)
+			}
 		}
 		if rerr == io.EOF {
+			if err := m.flush(emit); err != nil {
+				gone(err)
+			}
 			return
 		}
 		if rerr != nil {

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -49,35 +50,30 @@ type edit struct {
 // Memory: a request body is held once, in the buffer readBody fills; everything else (the scan,
 // the model rewrite, the affinity key) works on offsets into it. make bench-proxy measures it.
 
-// readBody reads the whole body into one buffer that grows with what arrives.
+// readBody reads the whole body into one buffer that grows with what arrives, within what hold
+// holds of the body budget (a body of unknown length takes more as it grows; 503 when it cannot).
 //
-// Note: the declared Content-Length is never allocated ahead of the bytes, so idle clients
-// declaring large bodies cost nothing: the buffer doubles from 64 KiB, and jumps to exactly the
-// declared length once a quarter of it (at most 1 MiB) has arrived, so an honest large body leaves
-// at most about half its size behind in smaller buffers, and a client must send 1 MiB to make
-// the proxy hold 32 MiB (for --body-read-timeout at most).
-func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiError) {
-	tooLarge := invalidRequest(http.StatusRequestEntityTooLarge, "request_too_large", "", "The request body is larger than this router's limit of "+itoa(p.o.MaxBodyBytes)+" bytes.")
-	if r.ContentLength > p.o.MaxBodyBytes {
-		return nil, tooLarge
-	}
-	if p.o.BodyReadTimeout > 0 {
-		rc := http.NewResponseController(w)
-		_ = rc.SetReadDeadline(time.Now().Add(p.o.BodyReadTimeout))
-		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
-	}
+// Note: the buffer doubles from 64 KiB and never past the declared Content-Length (+1, to see the
+// end without growing) nor the limit: it follows the bytes that arrived, never the length a
+// client declared, so a client that declares 32 MiB and sends 1 MiB makes the proxy hold 2 MiB
+// at most. An honest body leaves at most its own size behind in smaller buffers for the
+// collector (DefaultBodyBudget counts that).
+//
+// The read deadline (set by proxy) is left in place when the body fails: net/http then gives up
+// on the rest of it at once instead of draining it with no deadline, and the connection closes.
+func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, hold *bodyHold) ([]byte, *apiError) {
 	src := http.MaxBytesReader(w, r.Body, p.o.MaxBodyBytes)
-	const first = 64 << 10
-	size := first
-	if r.ContentLength >= 0 && r.ContentLength < first {
-		size = int(r.ContentLength) + 1 // +1: room to see the end without growing
+	size := int64(firstBodyBuffer)
+	if r.ContentLength >= 0 && r.ContentLength < size {
+		size = r.ContentLength + 1
 	}
 	buf := make([]byte, 0, size)
 	for {
 		if len(buf) == cap(buf) {
-			next := 2 * cap(buf)
-			if cl := r.ContentLength; cl > int64(len(buf)) && (cl < int64(next) || int64(len(buf)) >= min(cl/4, 1<<20)) {
-				next = int(cl) + 1
+			next := nextBodyBuffer(int64(cap(buf)), r.ContentLength, p.o.MaxBodyBytes)
+			if !hold.cover(next) {
+				w.Header().Set("Connection", "close") // the rest of the body stays unread
+				return nil, p.overloaded(w)
 			}
 			grown := make([]byte, len(buf), next)
 			copy(grown, buf)
@@ -86,15 +82,39 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *apiEr
 		n, err := src.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		var tooBig *http.MaxBytesError
+		var netErr net.Error
 		switch {
 		case err == io.EOF:
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 			return buf, nil
 		case errors.As(err, &tooBig):
-			return nil, tooLarge
+			return nil, p.tooLarge()
+		case errors.As(err, &netErr) && netErr.Timeout():
+			p.clients.timeouts.WithLabelValues(phaseBody).Inc()
+			w.Header().Set("Connection", "close")
+			return nil, invalidRequest(http.StatusRequestTimeout, "request_timeout", "", "The request body did not arrive within "+p.o.BodyReadTimeout.String()+" (--body-read-timeout).")
 		case err != nil:
+			w.Header().Set("Connection", "close")
 			return nil, invalidRequest(http.StatusBadRequest, "invalid_body", "", "Reading the request body failed: "+err.Error())
 		}
 	}
+}
+
+// firstBodyBuffer is the buffer a body of unknown or larger length starts with.
+const firstBodyBuffer = 64 << 10
+
+// nextBodyBuffer is the size a full buffer of size c grows to: double, but never past the
+// declared length cl (when known, >= 0) nor the limit (each +1: room to see the end).
+func nextBodyBuffer(c, cl, limit int64) int64 {
+	bound := limit + 1
+	if cl >= 0 && cl < limit {
+		bound = cl + 1
+	}
+	return max(min(2*c, bound), c+1)
+}
+
+func (p *Proxy) tooLarge() *apiError {
+	return invalidRequest(http.StatusRequestEntityTooLarge, "request_too_large", "", "The request body is larger than this router's limit of "+itoa(p.o.MaxBodyBytes)+" bytes.")
 }
 
 // scanBody reads the top level of a JSON object body.

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,9 @@ type Options struct {
 	MaxBodyBytes int64
 	// BodyReadTimeout bounds reading a request body (against slow clients).
 	BodyReadTimeout time.Duration
+	// BodyMemoryBudget bounds the bytes of request bodies held at once (503 beyond);
+	// DefaultBodyBudget of the Go memory limit when zero.
+	BodyMemoryBudget int64
 	// RequestTimeout bounds one attempt's wait for a whole non-streaming answer; StreamIdleTimeout
 	// the wait for a stream's headers and between two of its reads. A rule's timeout replaces
 	// both. Zero means 30 minutes and 5 minutes.
@@ -83,6 +87,8 @@ type Proxy struct {
 	bufs      sync.Pool
 	balancer  *Balancer
 	reloadMu  sync.Mutex
+	budget    *bodyBudget
+	clients   *clientMetrics
 }
 
 // routes is one routing document made ready to serve. A reload swaps it whole: a request keeps
@@ -143,6 +149,11 @@ func New(o Options) (*Proxy, error) {
 		p.keys = k
 	}
 	p.metrics = newMetrics(o.Registerer)
+	if o.BodyMemoryBudget <= 0 {
+		o.BodyMemoryBudget = DefaultBodyBudget(debug.SetMemoryLimit(-1))
+	}
+	p.budget = &bodyBudget{size: o.BodyMemoryBudget}
+	p.clients = newClientMetrics(o.Registerer, p.budget)
 	return p, nil
 }
 
@@ -338,7 +349,17 @@ func (p *Proxy) fail(w http.ResponseWriter, x *exchange, e *apiError, detail str
 
 // proxy reads the body, routes it, and sends it to the rule's backends in order until one answers.
 func (p *Proxy) proxy(w http.ResponseWriter, r *http.Request, x *exchange, rt *routes) {
-	body, e := p.readBody(w, r)
+	if p.o.BodyReadTimeout > 0 {
+		// Also bounds what net/http reads of a body the proxy refused before reading it.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(p.o.BodyReadTimeout))
+	}
+	hold, e := p.admitBody(w, r)
+	if e != nil {
+		p.fail(w, x, e, "")
+		return
+	}
+	defer hold.release()
+	body, e := p.readBody(w, r, hold)
 	if e != nil {
 		p.fail(w, x, e, "")
 		return
@@ -375,7 +396,7 @@ func (p *Proxy) proxy(w http.ResponseWriter, r *http.Request, x *exchange, rt *r
 		p.fail(w, x, serverError(http.StatusServiceUnavailable, "backend_unavailable", fmt.Sprintf("The backend %q for model %q is not available: it did not resolve (see the ModelRouter's status).", match.Backends[0], rb.model)), "")
 		return
 	}
-	req := &upstreamRequest{r: r, body: body, rb: rb, limit: p.limit(rt, match.Rule, rb.stream)}
+	req := &upstreamRequest{r: r, body: body, hold: hold, rb: rb, limit: p.limit(rt, match.Rule, rb.stream), writeLimit: p.limit(rt, match.Rule, true)}
 	for i, b := range plan {
 		x.backend = b.name
 		if p.tryBackend(w, x, req, b, i == len(plan)-1) {

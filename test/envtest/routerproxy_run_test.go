@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -130,6 +131,10 @@ func runProxyAsDeployed(ns, name string, extra ...string) *proxyProcess {
 		}
 	}
 
+	for _, e := range c.Env {
+		env = append(env, e.Name+"="+envValue(c, e))
+	}
+
 	var args []string
 	for _, a := range c.Args {
 		switch {
@@ -189,6 +194,22 @@ func runProxyAsDeployed(ns, name string, extra ...string) *proxyProcess {
 		Fail("router-proxy did not start serving within 30s")
 	}
 	return p
+}
+
+// envValue is what the kubelet sets an env var of c to: its value, or the container's resource
+// (GOMEMLIMIT from limits.memory) in units of its divisor.
+func envValue(c corev1.Container, e corev1.EnvVar) string {
+	if e.ValueFrom == nil {
+		return e.Value
+	}
+	ref := e.ValueFrom.ResourceFieldRef
+	Expect(ref).NotTo(BeNil(), "env %s: only values and resourceFieldRef are expected", e.Name)
+	Expect(ref.Resource).To(Equal("limits.memory"), "env %s", e.Name)
+	q, div := c.Resources.Limits[corev1.ResourceMemory], ref.Divisor.Value()
+	if div == 0 {
+		div = 1
+	}
+	return strconv.FormatInt(q.Value()/div, 10)
 }
 
 // remount writes files into volume's stand-in dir the way the kubelet updates a ConfigMap or

@@ -1,0 +1,92 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package routerproxy
+
+import (
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
+)
+
+// Proves R26: the buffer doubles with what arrived, capped by the declared length and the limit.
+func TestBodyBufferFollowsWhatArrived(t *testing.T) {
+	const limit = 32 << 20
+	sizes := []int64{firstBodyBuffer}
+	for c := int64(firstBodyBuffer); c <= 32<<20; {
+		c = nextBodyBuffer(c, 32<<20, limit)
+		sizes = append(sizes, c)
+		if c == 32<<20+1 {
+			break
+		}
+	}
+	for i := 1; i < len(sizes); i++ {
+		if sizes[i] > 2*sizes[i-1] {
+			t.Fatalf("grew from %d to %d: more than double what arrived", sizes[i-1], sizes[i])
+		}
+	}
+	if last := sizes[len(sizes)-1]; last != 32<<20+1 {
+		t.Fatalf("a declared 32 MiB body ends in a buffer of %d", last)
+	}
+	if got := nextBodyBuffer(1<<20, 32<<20, limit); got != 2<<20 {
+		t.Fatalf("1 MiB arrived of a declared 32 MiB: grew to %d, want 2 MiB", got)
+	}
+	if got := nextBodyBuffer(4<<20, 5<<20, limit); got != 5<<20+1 {
+		t.Fatalf("capped by the declared length: %d", got)
+	}
+	if got := nextBodyBuffer(32<<20, -1, limit); got != limit+1 {
+		t.Fatalf("capped by the limit: %d", got)
+	}
+}
+
+// Proves R27: the sizing of the default budget.
+func TestDefaultBodyBudget(t *testing.T) {
+	mib := int64(1 << 20)
+	if got := DefaultBodyBudget(268435456 / 10 * 9); got != (241591905-40*mib)/2 {
+		t.Fatalf("256Mi: %d", got)
+	}
+	if got := DefaultBodyBudget(math.MaxInt64); got != NoLimitBodyBudget {
+		t.Fatalf("no limit: %d", got)
+	}
+	if got := DefaultBodyBudget(32 * mib); got != mib {
+		t.Fatalf("a limit below the base: %d", got)
+	}
+}
+
+// Proves R27: a body is admitted before it is read, refused with 503 and Retry-After when the
+// bodies in flight fill the budget, and its room is given back when the request ends.
+func TestBodyBudgetAdmission(t *testing.T) {
+	up := newUpstream(t, "up")
+	p, _ := newProxy(t, routingv1.Document{
+		Backends:     []routingv1.Backend{{Name: "up", Kind: routingv1.KindExternal, URL: up.URL + "/v1"}},
+		DefaultRoute: "up",
+	}, func(o *Options) { o.MaxBodyBytes = 1 << 20; o.BodyMemoryBudget = 100 << 10 })
+	body := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 60<<10) + `"}]}`
+	if w := do(p, http.MethodPost, "/v1/chat/completions", body, nil); w.Code != 200 {
+		t.Fatalf("a body within the budget: %d %s", w.Code, w.Body)
+	}
+	if h := p.budget.held.Load(); h != 0 {
+		t.Fatalf("%d bytes still held after the request", h)
+	}
+	p.budget.take(50 << 10) // another request's body
+	w := do(p, http.MethodPost, "/v1/chat/completions", body, nil)
+	if w.Code != http.StatusServiceUnavailable || errorCode(t, w) != "server_overloaded" || w.Header().Get("Retry-After") != bodyRetryAfter {
+		t.Fatalf("beyond the budget: %d %v %s", w.Code, w.Header(), w.Body)
+	}
+	if up.hits.Load() != 1 {
+		t.Fatal("a refused body reached the backend")
+	}
+	w = do(p, http.MethodPost, "/v1/chat/completions", strings.Repeat(" ", 200<<10), nil)
+	if w.Code != http.StatusRequestEntityTooLarge {
+		t.Fatalf("a body larger than the whole budget: %d", w.Code)
+	}
+	if h := p.budget.held.Load(); h != 50<<10 {
+		t.Fatalf("held %d, want only the other request's", h)
+	}
+}
