@@ -22,6 +22,9 @@ import (
 const (
 	maxFormParts   = 1000
 	maxFormHeaders = 10000
+	// maxPreamble bounds the text before the first delimiter, which clients never send (Go's
+	// multipart.Writer, curl, requests, the OpenAI SDKs) and which costs a read per line.
+	maxPreamble = 64 << 10
 )
 
 // scanForm finds the model field of a multipart/form-data body (audio transcriptions and
@@ -47,8 +50,11 @@ func scanForm(body []byte, contentType string) (requestBody, *apiError) {
 	if err != nil || mt != "multipart/form-data" || !validBoundary(boundary) {
 		return bad("the Content-Type must be multipart/form-data with a boundary of 1 to 70 characters (RFC 2046)")
 	}
-	mr := multipart.NewReader(bytes.NewReader(body), boundary)
 	loc := formLocator{body: body, dash: []byte("--" + boundary), nl: []byte("\r\n")}
+	if !loc.delimiterWithin(maxPreamble) {
+		return bad("no delimiter line in its first 64 KiB (a preamble that long is refused)")
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
 	buf := make([]byte, 4096) // mime/multipart returns at most its 4 KiB buffer per read
 	seen, seenStream, headers := false, false, 0
 	for n := 0; ; n++ {
@@ -189,6 +195,25 @@ func (l *formLocator) next() (int, bool) {
 			return l.pos, true
 		}
 	}
+}
+
+// delimiterWithin says a line starting in the first n bytes is a delimiter (of either line end)
+// or the closing one.
+func (l *formLocator) delimiterWithin(n int) bool {
+	for i := 0; i < len(l.body) && i < n; {
+		end := bytes.IndexByte(l.body[i:], '\n')
+		if end < 0 {
+			end = len(l.body) - i - 1
+		}
+		if rest, ok := bytes.CutPrefix(l.body[i:i+end+1], l.dash); ok {
+			rest = skipLWSP(bytes.TrimPrefix(rest, []byte("--")))
+			if len(rest) == 0 || string(rest) == "\n" || string(rest) == "\r\n" {
+				return true
+			}
+		}
+		i += end + 1
+	}
+	return false
 }
 
 // line is the line at pos with its "\n", and moves past it.
