@@ -103,7 +103,7 @@ type ExternalBackend struct {
 	// +kubebuilder:validation:MaxLength=256
 	Model *string `json:"model,omitempty"`
 
-	// credentialsSecretRef names a Secret in the router's namespace whose keys become environment variables of the proxy, prefixed with BACKEND_ and the backend's name in upper case (for example BACKEND_OPENAI_API_KEY). The operator never reads the Secret's data; the backend is unresolved until the Secret exists.
+	// credentialsSecretRef names a Secret in the router's namespace holding the API key under API_KEY (and optionally ORGANIZATION and PROJECT). The proxy pods mount these keys and reread them, so a rotated key is used without a restart. The operator never reads the Secret's data; the backend is unresolved until the Secret exists.
 	// +optional
 	CredentialsSecretRef *LocalObjectReference `json:"credentialsSecretRef,omitempty"`
 }

@@ -39,6 +39,8 @@ func main() {
 		metricsListen  = flag.String("metrics-listen", ":9090", "Address of /metrics.")
 		apiKeysDir     = flag.String("api-keys-dir", "", "Directory of client API keys (a mounted Secret, one file per key); no client authentication when empty.")
 		apiKeysRefresh = flag.Duration("api-keys-refresh", 5*time.Second, "How often the client API keys are reread.")
+		credsDir       = flag.String("credentials-dir", "", "Directory of the backends' credentials Secrets (mounted, a directory per backend named after it).")
+		credsRefresh   = flag.Duration("credentials-refresh", 5*time.Second, "How often the backends' credentials are reread.")
 		maxBody        = flag.Int64("max-body-bytes", 32<<20, "Largest request body; larger ones get 413.")
 		bodyTimeout    = flag.Duration("body-read-timeout", time.Minute, "Longest time to read a request body; a body that does not arrive in time gets 408 and its connection is closed.")
 		bodyBudget     = flag.Int64("body-memory-budget", 0, "Most bytes of request bodies held at once; a request whose body does not fit gets 503 with Retry-After before its body is read. 0: half of what GOMEMLIMIT leaves beyond 40 MiB (256 MiB without a limit).")
@@ -97,6 +99,7 @@ func main() {
 	proxy, err := routerproxy.New(routerproxy.Options{
 		Document: doc, Getenv: os.Getenv,
 		APIKeysDir: *apiKeysDir, APIKeysRefresh: *apiKeysRefresh,
+		CredentialsDir: *credsDir, CredentialsRefresh: *credsRefresh,
 		MaxBodyBytes: *maxBody, BodyReadTimeout: *bodyTimeout, BodyMemoryBudget: *bodyBudget, RequestTimeout: *reqTimeout, StreamIdleTimeout: *idleTimeout,
 		FailureThreshold: *threshold, Cooldown: *cooldown,
 		Log: log, Registerer: reg, Transport: transport, Balancer: balancer,

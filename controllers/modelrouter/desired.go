@@ -59,6 +59,9 @@ const (
 	ConfigDir = "/etc/router-proxy"
 	// APIKeysDir is where spec.proxy.apiKeySecretRef is mounted: one file per key of the Secret.
 	APIKeysDir = "/etc/router-proxy-api-keys"
+	// CredentialsDir is where the backends' credentials Secrets are mounted: a directory per
+	// backend, named after it, with the Secret's API_KEY, ORGANIZATION and PROJECT files.
+	CredentialsDir = "/etc/router-proxy-credentials"
 
 	// DrainSeconds is how long the proxy lets in-flight requests and streams finish after SIGTERM
 	// (its --drain-timeout), after ShutdownDelaySeconds of failing readiness so that the Service
@@ -71,7 +74,10 @@ const (
 	configVolume  = "config"
 	tmpVolume     = "tmp"
 	apiKeysVolume = "api-keys"
-	nameSuffix    = "-router-proxy"
+	// credentialsVolumeName: one projected volume for every backend's Secret, so that a backend
+	// name of 63 characters needs no volume name of its own.
+	credentialsVolumeName = "credentials"
+	nameSuffix            = "-router-proxy"
 )
 
 var (
@@ -170,9 +176,7 @@ func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingv1
 			b.Kind = routingv1.KindExternal
 			b.Provider = ext.Provider
 			b.Model = ptr.Deref(ext.Model, "")
-			if ext.CredentialsSecretRef != nil {
-				b.CredentialsEnvPrefix = routingv1.EnvPrefix(r.Backend.Name)
-			}
+			b.Credentials = ext.CredentialsSecretRef != nil
 		}
 		doc.Backends = append(doc.Backends, b)
 	}
@@ -216,7 +220,7 @@ func ConfigMap(router *inferencev1alpha1.ModelRouter, data map[string]string) *c
 type Inputs struct {
 	// EmitScrapeAnnotations adds prometheus.io/* hints for the metrics port.
 	EmitScrapeAnnotations bool
-	// Resolutions of the backends: only resolved external backends' Secrets become envFrom.
+	// Resolutions of the backends: only resolved external backends' Secrets are mounted.
 	Resolutions []Resolution
 	// Image is the proxy image when spec.proxy.image is not set (--router-proxy-image);
 	// DefaultImage() when empty.
@@ -283,14 +287,10 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 	if proxy.APIKeySecretRef != nil {
 		container.WithVolumeMounts(corev1ac.VolumeMount().WithName(apiKeysVolume).WithMountPath(APIKeysDir).WithReadOnly(true))
 	}
-	for _, r := range in.Resolutions {
-		ext := r.Backend.External
-		if !r.Resolved || ext == nil || ext.CredentialsSecretRef == nil {
-			continue // a missing Secret in envFrom would keep every proxy pod from starting
-		}
-		container.WithEnvFrom(corev1ac.EnvFromSource().
-			WithPrefix(routingv1.EnvPrefix(r.Backend.Name)).
-			WithSecretRef(corev1ac.SecretEnvSource().WithName(ext.CredentialsSecretRef.Name)))
+	credentials := credentialsVolume(in.Resolutions)
+	if credentials != nil {
+		container.WithVolumeMounts(corev1ac.VolumeMount().WithName(credentialsVolumeName).WithMountPath(CredentialsDir).WithReadOnly(true))
+		container.WithArgs("--credentials-dir=" + CredentialsDir)
 	}
 
 	podSpec := corev1ac.PodSpec().
@@ -307,6 +307,9 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 		// A volume, not env: the kubelet updates a mounted Secret in place, and the proxy rereads it,
 		// so a rotated key works without a restart.
 		podSpec.WithVolumes(corev1ac.Volume().WithName(apiKeysVolume).WithSecret(corev1ac.SecretVolumeSource().WithSecretName(s.Name)))
+	}
+	if credentials != nil {
+		podSpec.WithVolumes(credentials)
 	}
 	if len(proxy.NodeSelector) > 0 {
 		podSpec.WithNodeSelector(proxy.NodeSelector)
@@ -386,4 +389,32 @@ func Endpoint(router *inferencev1alpha1.ModelRouter) string {
 		path = ptr.Deref(e.Path, "")
 	}
 	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d%s", Name(router), router.Namespace, ServicePort(router), path)
+}
+
+// credentialsVolume projects the credentials Secret of every resolved external backend into a
+// directory per backend; nil when there is none.
+//
+// Note: a volume, not envFrom, because the kubelet updates a mounted Secret in place and never a
+// container's environment: the proxy rereads the files (--credentials-dir), so a rotated key
+// needs no restart and cuts no stream. Only the three keys the proxy reads are projected (the
+// rest of the Secret stays out of the pod), each optional, so a Secret without ORGANIZATION
+// mounts, and a Secret deleted later does not keep a new pod from starting (its backend sends
+// no key, and the proxy's log says so).
+func credentialsVolume(res []Resolution) *corev1ac.VolumeApplyConfiguration {
+	var sources []*corev1ac.VolumeProjectionApplyConfiguration
+	for _, r := range res {
+		ext := r.Backend.External
+		if !r.Resolved || ext == nil || ext.CredentialsSecretRef == nil {
+			continue
+		}
+		secret := corev1ac.SecretProjection().WithName(ext.CredentialsSecretRef.Name).WithOptional(true)
+		for _, k := range []string{routingv1.CredentialsKey, routingv1.CredentialsOrganizationKey, routingv1.CredentialsProjectKey} {
+			secret.WithItems(corev1ac.KeyToPath().WithKey(k).WithPath(r.Backend.Name + "/" + k))
+		}
+		sources = append(sources, corev1ac.VolumeProjection().WithSecret(secret))
+	}
+	if len(sources) == 0 {
+		return nil
+	}
+	return corev1ac.Volume().WithName(credentialsVolumeName).WithProjected(corev1ac.ProjectedVolumeSource().WithSources(sources...))
 }

@@ -95,7 +95,7 @@ func TestConfigDataIsStableAndSorted(t *testing.T) {
 		t.Fatalf("config depends on backend order (-a +b):\n%s", d)
 	}
 	want := `{"version":"llmkube.dev/routing/v1","backends":[` +
-		`{"name":"cloud","kind":"external","url":"https://api.example.com/v1","provider":"openai","model":"gpt","credentialsEnvPrefix":"BACKEND_CLOUD_","streamUsage":true},` +
+		`{"name":"cloud","kind":"external","url":"https://api.example.com/v1","provider":"openai","model":"gpt","credentials":true,"streamUsage":true},` +
 		`{"name":"local","kind":"inferenceService","url":"http://llama.ns.svc.cluster.local:8000","service":{"namespace":"ns","name":"llama","port":"http"},"streamUsage":true}],` +
 		`"rules":[{"name":"z-first","models":["llama-a","llama-b"],"backend":"local"},{"name":"a-second","models":["gpt-*"],"backend":"cloud"}],` +
 		`"defaultRoute":"local"}`
@@ -108,7 +108,7 @@ func TestConfigDataIsStableAndSorted(t *testing.T) {
 	}
 }
 
-func TestUnresolvedBackendLeavesConfigAndEnvFrom(t *testing.T) {
+func TestUnresolvedBackendLeavesConfigAndCredentials(t *testing.T) {
 	r := router(nil)
 	found := allFound()
 	found.Secrets = nil
@@ -125,14 +125,24 @@ func TestUnresolvedBackendLeavesConfigAndEnvFrom(t *testing.T) {
 		t.Fatalf("only the resolved backend is configured: %+v", cfg.Backends)
 	}
 	d := Deployment(r, Inputs{Resolutions: res})
-	if n := len(d.Spec.Template.Spec.Containers[0].EnvFrom); n != 0 {
-		t.Fatalf("a missing Secret must not reach envFrom, got %d entries", n)
+	if v := d.Spec.Template.Spec.Volumes; len(v) != 2 {
+		t.Fatalf("a missing Secret must not be mounted: %+v", v)
 	}
 	all := Resolve(r, allFound())
 	d = Deployment(r, Inputs{Resolutions: all})
-	ef := d.Spec.Template.Spec.Containers[0].EnvFrom
-	if len(ef) != 1 || *ef[0].SecretRef.Name != "openai-key" || *ef[0].Prefix != "BACKEND_CLOUD_" {
-		t.Fatalf("envFrom: %+v", ef)
+	c := d.Spec.Template.Spec.Containers[0]
+	if len(c.EnvFrom) != 0 {
+		t.Fatalf("credentials by envFrom are never reread: %+v", c.EnvFrom)
+	}
+	v := d.Spec.Template.Spec.Volumes[2]
+	src := v.Projected.Sources
+	if *v.Name != credentialsVolumeName || len(src) != 1 || *src[0].Secret.Name != "openai-key" || !*src[0].Secret.Optional ||
+		len(src[0].Secret.Items) != 3 || *src[0].Secret.Items[0].Key != "API_KEY" || *src[0].Secret.Items[0].Path != "cloud/API_KEY" {
+		t.Fatalf("credentials volume: %+v", v)
+	}
+	m := c.VolumeMounts[len(c.VolumeMounts)-1]
+	if *m.Name != credentialsVolumeName || *m.MountPath != CredentialsDir || !*m.ReadOnly || c.Args[len(c.Args)-1] != "--credentials-dir="+CredentialsDir {
+		t.Fatalf("credentials mount %+v, args %v", m, c.Args)
 	}
 }
 

@@ -269,9 +269,10 @@ func errorText(err error) string {
 
 // relay sends o's response to the client as it arrives.
 //
-// Note: a stream is flushed after every read from the backend, so each chunk reaches the client
-// when the backend sent it, and each read restarts its idle limit; a non-streaming answer keeps
-// its limit for the whole body. A backend that breaks off mid-body (or passes its limit) aborts
+// Note: a stream, and any answer sent without a Content-Length (streamed), is flushed after
+// every read from the backend, so each chunk reaches the client when the backend sent it. Each
+// read of a stream restarts its idle limit; a non-streaming request keeps its limit for the
+// whole body. A backend that breaks off mid-body (or passes its limit) aborts
 // the client's connection (http.ErrAbortHandler) so the client sees an error, never a response
 // that looks complete.
 func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, b *backend, pod *balance.Endpoint, o *outcome) {
@@ -286,7 +287,8 @@ func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, 
 	h.Set("X-Llmkube-Backend", b.name)
 	h.Set("X-Request-Id", x.id)
 	stream := req.rb.stream || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-	if stream {
+	flush := stream || streamed(resp)
+	if flush {
 		h.Set("X-Accel-Buffering", "no")
 	}
 	// m reads the usage and the first token as the answer passes (usage.go). A compressed answer
@@ -301,7 +303,7 @@ func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, 
 	x.status = resp.StatusCode
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
-	if stream {
+	if flush {
 		_ = rc.Flush()
 	}
 
@@ -318,7 +320,7 @@ func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, 
 		if _, err := w.Write(b); err != nil {
 			return err
 		}
-		if stream {
+		if flush {
 			return rc.Flush()
 		}
 		return nil
@@ -375,3 +377,9 @@ func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, 
 		}
 	}
 }
+
+// streamed says the backend sends the body as it makes it: no length announced (chunked, or
+// until the connection closes), as speech audio, ndjson or any stream without SSE arrives. Such
+// an answer is flushed after every read like an SSE stream, or its first bytes would wait in
+// the server's write buffer for the rest; an answer of known length is one write anyway.
+func streamed(resp *http.Response) bool { return resp.ContentLength < 0 }

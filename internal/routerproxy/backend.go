@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
 	"github.com/llmkube/operator/internal/routerproxy/balance"
@@ -30,22 +31,18 @@ type backend struct {
 	trimV1 bool
 	// modelJSON replaces the request's model when not nil (a JSON string).
 	modelJSON []byte
-	// authHeader and authValue are the backend's credential header, empty without credentials.
-	authHeader, authValue string
-	// organization and project are sent as OpenAI-Organization and OpenAI-Project (the
-	// credentials Secret's optional ORGANIZATION and PROJECT keys), never the client's.
-	organization, project string
-	// missingKey names the environment variable a credentials Secret should have given.
-	missingKey string
+	// creds are the backend's credentials (credentials.go); credErr the last failure to reread
+	// them, said once.
+	creds   atomic.Pointer[credentials]
+	credErr string
 
 	// health is the backend's own, for attempts that go to its URL (an external API, or a
 	// Service without pods to choose); a pod's is its Endpoint's.
 	health balance.Health
 }
 
-// newBackend prepares b. getenv reads the container's environment, where the operator's envFrom
-// put the backend's credentials Secret.
-func newBackend(b routingv1.Backend, getenv func(string) string) (*backend, error) {
+// newBackend prepares b, without credentials (Proxy.prepare adds them).
+func newBackend(b routingv1.Backend) (*backend, error) {
 	u, err := url.Parse(b.URL)
 	if err != nil {
 		return nil, fmt.Errorf("backend %q: %w", b.Name, err)
@@ -56,22 +53,7 @@ func newBackend(b routingv1.Backend, getenv func(string) string) (*backend, erro
 	if b.Model != "" {
 		be.modelJSON, _ = json.Marshal(b.Model)
 	}
-	if b.CredentialsEnvPrefix != "" {
-		be.organization = strings.TrimSpace(getenv(b.CredentialsEnvPrefix + routingv1.CredentialsOrganizationKey))
-		be.project = strings.TrimSpace(getenv(b.CredentialsEnvPrefix + routingv1.CredentialsProjectKey))
-		env := b.CredentialsEnvPrefix + routingv1.CredentialsKey
-		key := strings.TrimSpace(getenv(env))
-		if key == "" {
-			// Not fatal: the other backends still serve; this one's API answers 401 and the log says why.
-			be.missingKey = env
-			return be, nil
-		}
-		if b.Provider == routingv1.ProviderAzureOpenAI {
-			be.authHeader, be.authValue = "Api-Key", key
-		} else {
-			be.authHeader, be.authValue = "Authorization", "Bearer "+key
-		}
-	}
+	be.creds.Store(&credentials{})
 	return be, nil
 }
 
@@ -82,7 +64,15 @@ func newBackend(b routingv1.Backend, getenv func(string) string) (*backend, erro
 // it, so the request path after /v1 is appended (https://api.openai.com/v1 + /chat/completions);
 // a path outside /v1 (vLLM's /tokenize, Cohere's /v2/rerank) goes beside the base, which loses
 // its trailing /v1 (http://vllm:8000/v1 -> http://vllm:8000/tokenize).
-// The base's own query (say Azure's api-version) is kept, the request's is added.
+// The base's own query (say Azure's api-version) is kept. The client's query goes to an
+// InferenceService only: an external API gets the base's query and nothing else.
+//
+// Note: the query is the header allowlist's twin. A provider's query parameters select what
+// the operator's key pays for (Azure's api-version, a deployment, a region), and the OpenAI API
+// takes none on the paths the proxy serves, so no client parameter crosses; a duplicated
+// api-version would otherwise pick one of two versions by the provider's parser's whim. An
+// InferenceService is the operator's own server, sent every client header as well: its query
+// (a server's own option, such as a debug flag) passes as the client wrote it.
 //
 // Note: this is the one place that picks where an attempt goes; choosing among a backend's pods
 // (load balancing) belongs here.
@@ -97,6 +87,9 @@ func (b *backend) target(path, query string) *url.URL {
 		}
 	}
 	u.Path = base + path
+	if b.external {
+		return &u
+	}
 	switch {
 	case u.RawQuery == "":
 		u.RawQuery = query

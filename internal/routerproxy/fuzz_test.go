@@ -76,32 +76,58 @@ func FuzzScanBody(f *testing.F) {
 	})
 }
 
-// FuzzScanForm: any multipart body either gets a 400 or yields the model field mime/multipart
-// reads from it.
+// FuzzScanForm is differential against mime/multipart: a body the proxy accepts is one a Go
+// backend accepts, with the model the proxy routes on; a body a Go backend reads one model from
+// is accepted (unless quoted-printable); and the rewritten body gives a Go backend the new model
+// with every other byte unchanged. Proves R31.
 func FuzzScanForm(f *testing.F) {
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	_ = mw.SetBoundary("b0undary")
 	fw, _ := mw.CreateFormFile("file", "a.wav")
-	_, _ = fw.Write([]byte("RIFF\r\n--b0undar\r\n"))
+	_, _ = fw.Write([]byte("RIFF\r\n--b0undar\r\n--b0undaryX\r\n"))
 	_ = mw.WriteField("model", "whisper-1")
+	_ = mw.WriteField("stream", "true")
 	_ = mw.Close()
 	f.Add(buf.Bytes())
 	f.Add([]byte("--b0undary\r\n\r\nx\r\n--b0undary--"))
+	f.Add([]byte("pre --b0undary\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\nm\r\n--b0undary\r\n\r\nj\r\n--b0undary \r\nContent-Disposition: form-data; name=model\r\n\r\nn\r\n--b0undary--\r\n"))
+	f.Add([]byte("--b0undary\nContent-Disposition: form-data; name=\"model\"\n\nlf\n--b0undary--\n"))
+	const ct = "multipart/form-data; boundary=b0undary"
 	f.Fuzz(func(t *testing.T, body []byte) {
-		rb, e := scanForm(body, "multipart/form-data; boundary=b0undary")
+		form, qp, goErr := goForm(body, "b0undary")
+		goModels := 0
+		if goErr == nil {
+			goModels = len(form.Value["model"]) + len(form.File["model"])
+		}
+		rb, e := scanForm(body, ct)
 		if e != nil {
 			if e.status != 400 {
 				t.Fatalf("status %d", e.status)
 			}
+			if goErr == nil && !qp && goModels == 1 && len(form.Value["model"]) == 1 && form.Value["model"][0] != "" {
+				t.Fatalf("refused (%s) a body a Go backend reads model %q from", e.message, form.Value["model"][0])
+			}
 			return
 		}
-		if string(body[rb.modelStart:rb.modelEnd]) != rb.model {
-			t.Fatalf("model span %q does not hold %q", body[rb.modelStart:rb.modelEnd], rb.model)
+		if goErr != nil {
+			t.Fatalf("accepted a body mime/multipart refuses: %v", goErr)
+		}
+		if goModels != 1 || form.Value["model"][0] != rb.model || string(body[rb.modelStart:rb.modelEnd]) != rb.model {
+			t.Fatalf("routed on %q at %d:%d; a Go backend reads %q", rb.model, rb.modelStart, rb.modelEnd, form.Value["model"])
+		}
+		if len(form.Value["stream"]) > 0 && rb.stream != (form.Value["stream"][0] == "true") {
+			t.Fatalf("stream %v; a Go backend reads %q", rb.stream, form.Value["stream"])
 		}
 		out := bytes.Join(bodyParts(body, rb, []byte("rewritten"), true), nil)
-		if again, e := scanForm(out, "multipart/form-data; boundary=b0undary"); e != nil || again.model != "rewritten" {
+		if again, e := scanForm(out, ct); e != nil || again.model != "rewritten" {
 			t.Fatalf("rewrite broke the form: %q (%+v)", out, e)
+		}
+		if m, err := goFormModel(out, "b0undary"); err != nil || m != "rewritten" {
+			t.Fatalf("a Go backend reads %q (%v) from the rewritten body %q", m, err, out)
+		}
+		if string(out[:rb.modelStart]) != string(body[:rb.modelStart]) || string(out[rb.modelStart+len("rewritten"):]) != string(body[rb.modelEnd:]) {
+			t.Fatalf("rewrite changed more than the model: %q", out)
 		}
 	})
 }

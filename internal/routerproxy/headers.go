@@ -43,23 +43,24 @@ var (
 
 // requestHeaders are the headers an attempt at b sends, from the client's.
 func requestHeaders(dst, client http.Header, b *backend) {
+	c := b.creds.Load()
 	if b.external {
 		for _, k := range externalRequest {
 			if v, ok := client[k]; ok {
 				dst[k] = v
 			}
 		}
-		if b.organization != "" {
-			dst.Set("OpenAI-Organization", b.organization)
+		if c.organization != "" {
+			dst.Set("OpenAI-Organization", c.organization)
 		}
-		if b.project != "" {
-			dst.Set("OpenAI-Project", b.project)
+		if c.project != "" {
+			dst.Set("OpenAI-Project", c.project)
 		}
 	} else {
 		copyHeaders(dst, client, clientCredentials)
 	}
-	if b.authHeader != "" {
-		dst.Set(b.authHeader, b.authValue)
+	if c.header != "" {
+		dst.Set(c.header, c.value)
 	}
 	// The meter reads usage and tokens out of the answer's bytes: a compressed answer would be
 	// unreadable (and a usage chunk the proxy asked for could not be kept from the client). The

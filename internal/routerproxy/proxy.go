@@ -35,8 +35,13 @@ import (
 type Options struct {
 	// Document is the routing document at start; Reload replaces it.
 	Document *routingv1.Document
-	// Getenv reads the environment holding backends' credentials; os.Getenv in the binary.
+	// Getenv reads the environment holding backends' credentials (documents of older
+	// operators); os.Getenv in the binary.
 	Getenv func(string) string
+	// CredentialsDir holds each backend's mounted credentials Secret in a directory named after
+	// the backend, reread every CredentialsRefresh (5 s when zero).
+	CredentialsDir     string
+	CredentialsRefresh time.Duration
 	// APIKeysDir holds the keys clients must present; no client authentication when empty.
 	APIKeysDir string
 	// APIKeysRefresh is how often the keys are reread.
@@ -125,6 +130,9 @@ func New(o Options) (*Proxy, error) {
 	if o.StreamIdleTimeout <= 0 {
 		o.StreamIdleTimeout = DefaultStreamIdleTimeout
 	}
+	if o.CredentialsRefresh <= 0 {
+		o.CredentialsRefresh = 5 * time.Second
+	}
 	if o.ModelsCacheTTL <= 0 {
 		o.ModelsCacheTTL = 30 * time.Second
 	}
@@ -167,12 +175,17 @@ func (p *Proxy) prepare(doc *routingv1.Document, old *routes) (*routes, error) {
 				continue
 			}
 		}
-		be, err := newBackend(b, p.o.Getenv)
+		be, err := newBackend(b)
 		if err != nil {
 			return nil, err
 		}
-		if be.missingKey != "" {
-			p.log.Warn("backend has a credentials Secret without an API key: its requests go without one", "backend", b.Name, "env", be.missingKey)
+		c, err := p.credentialsOf(b)
+		if err != nil {
+			return nil, fmt.Errorf("backend %q: credentials: %w", b.Name, err)
+		}
+		be.creds.Store(c)
+		if c.missing != "" {
+			p.warnMissingKey(b.Name, c.missing)
 		}
 		rt.backends[b.Name] = be
 	}
@@ -220,8 +233,11 @@ func NewTransport() *http.Transport {
 	}
 }
 
-// Run rereads the client keys until ctx ends.
+// Run rereads the client keys and the backends' credentials until ctx ends.
 func (p *Proxy) Run(ctx context.Context) {
+	if p.o.CredentialsDir != "" {
+		go p.watchCredentials(ctx)
+	}
 	if p.keys != nil {
 		p.keys.watch(ctx, p.o.APIKeysRefresh, p.log)
 	}

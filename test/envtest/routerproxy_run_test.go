@@ -25,7 +25,9 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/llmkube/operator/test/helmtool"
 )
@@ -71,8 +73,8 @@ type proxyProcess struct {
 
 // runProxyAsDeployed starts the proxy binary from what the operator wrote on the API server: the
 // container's args, its environment from envFrom (read from the Secrets the operator referenced,
-// with the operator's prefixes) and its volumes (the ConfigMap's and Secrets' data written into a
-// temp dir per volume).
+// with the operator's prefixes) and its volumes (the ConfigMap's and Secrets' data, and Secrets'
+// projected items, written into a temp dir per volume).
 //
 // The seam, and the only liberties taken with the Deployment: there is no kubelet, so each
 // volume's mountPath in an arg is replaced by the temp dir that stands in for the mount, and
@@ -110,12 +112,33 @@ func runProxyAsDeployed(ns, name string, extra ...string) *proxyProcess {
 			for k, v := range s.Data {
 				files[k] = string(v)
 			}
+		case vol.Projected != nil:
+			// Secrets' items, as the kubelet projects them: an optional source or key that is
+			// missing is left out.
+			for _, src := range vol.Projected.Sources {
+				Expect(src.Secret).NotTo(BeNil(), "only Secret projections are expected")
+				s := &corev1.Secret{}
+				err := k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: src.Secret.Name}, s)
+				if apierrors.IsNotFound(err) && ptr.Deref(src.Secret.Optional, false) {
+					continue
+				}
+				Expect(err).NotTo(HaveOccurred())
+				for _, item := range src.Secret.Items {
+					if v, ok := s.Data[item.Key]; ok {
+						files[item.Path] = string(v)
+					}
+				}
+			}
 		case vol.EmptyDir != nil:
 		default:
 			Fail("a volume kind the test cannot stand in for: " + vol.Name)
 		}
-		for k, v := range files {
-			Expect(os.WriteFile(filepath.Join(dir, k), []byte(v), 0o600)).To(Succeed())
+		if vol.Projected != nil {
+			writeAtomically(dir, files) // its directories are links the kubelet swaps
+		} else {
+			for k, v := range files {
+				Expect(os.WriteFile(filepath.Join(dir, k), []byte(v), 0o600)).To(Succeed())
+			}
 		}
 		mounts[m.MountPath] = dir
 		volumes[m.Name] = dir
@@ -214,23 +237,30 @@ func envValue(c corev1.Container, e corev1.EnvVar) string {
 
 // remount writes files into volume's stand-in dir the way the kubelet updates a ConfigMap or
 // Secret volume: the files go into a new timestamped directory, the ..data symlink is swapped to
-// it atomically, and each key is a symlink through ..data.
+// it atomically, and each key (the first element of a projected path) is a symlink through
+// ..data.
 func (p *proxyProcess) remount(volume string, files map[string]string) {
 	dir := p.volumes[volume]
 	Expect(dir).NotTo(BeEmpty(), "volume %s", volume)
+	writeAtomically(dir, files)
+}
+
+func writeAtomically(dir string, files map[string]string) {
 	ts := fmt.Sprintf("..%d", time.Now().UnixNano())
 	Expect(os.Mkdir(filepath.Join(dir, ts), 0o700)).To(Succeed())
 	for k, v := range files {
+		Expect(os.MkdirAll(filepath.Dir(filepath.Join(dir, ts, k)), 0o700)).To(Succeed())
 		Expect(os.WriteFile(filepath.Join(dir, ts, k), []byte(v), 0o600)).To(Succeed())
 	}
 	Expect(os.Symlink(ts, filepath.Join(dir, "..data_tmp"))).To(Succeed())
 	Expect(os.Rename(filepath.Join(dir, "..data_tmp"), filepath.Join(dir, "..data"))).To(Succeed())
 	for k := range files {
-		link := filepath.Join(dir, k)
+		top, _, _ := strings.Cut(k, "/")
+		link := filepath.Join(dir, top)
 		if fi, err := os.Lstat(link); err == nil && fi.Mode()&os.ModeSymlink != 0 {
 			continue
 		}
-		Expect(os.Symlink(filepath.Join("..data", k), link+".tmp")).To(Succeed())
+		Expect(os.Symlink(filepath.Join("..data", top), link+".tmp")).To(Succeed())
 		Expect(os.Rename(link+".tmp", link)).To(Succeed())
 	}
 }

@@ -52,7 +52,7 @@ func rule(name, backend string, models []string, fallbacks ...string) inferencev
 }
 
 // routerReady waits until the operator wrote the router's ConfigMap with every backend named, and
-// a Deployment whose container reads every credentials Secret the document names.
+// a Deployment that mounts every credentials Secret the document names.
 func routerReady(ns, name string, backends ...string) {
 	eventuallyConfigMap(ns, name+"-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
 		for _, b := range backends {
@@ -66,16 +66,30 @@ func routerReady(ns, name string, backends ...string) {
 		g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: name + "-router-proxy"}, d)).To(Succeed())
 		doc, err := routingv1.Parse([]byte(cm.Data[modelrouter.ConfigKey]))
 		g.Expect(err).NotTo(HaveOccurred())
-		var prefixes []string
-		for _, ef := range d.Spec.Template.Spec.Containers[0].EnvFrom {
-			prefixes = append(prefixes, ef.Prefix)
-		}
+		mounted := credentialSecrets(d)
 		for _, b := range doc.Backends {
-			if b.CredentialsEnvPrefix != "" {
-				g.Expect(prefixes).To(ContainElement(b.CredentialsEnvPrefix))
+			if b.Credentials {
+				g.Expect(mounted).To(HaveKey(b.Name))
 			}
 		}
 	}).Should(Succeed())
+}
+
+// credentialSecrets are the credentials Secrets the proxy Deployment mounts, by backend.
+func credentialSecrets(d *appsv1.Deployment) map[string]string {
+	out := map[string]string{}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			for _, item := range src.Secret.Items {
+				backend, _, _ := strings.Cut(item.Path, "/")
+				out[backend] = src.Secret.Name
+			}
+		}
+	}
+	return out
 }
 
 func openaiClient(p *proxyProcess, key string, opts ...option.RequestOption) openai.Client {

@@ -47,6 +47,7 @@ type fakeOpenAI struct {
 
 type recorded struct {
 	path   string
+	query  string
 	header http.Header
 	model  string
 	body   string
@@ -96,7 +97,7 @@ func (f *fakeOpenAI) serve(w http.ResponseWriter, r *http.Request) {
 		} `json:"stream_options"`
 	}
 	_ = json.Unmarshal(body, &req)
-	rec := &recorded{path: r.URL.Path, header: r.Header.Clone(), model: req.Model, body: string(body)}
+	rec := &recorded{path: r.URL.Path, query: r.URL.RawQuery, header: r.Header.Clone(), model: req.Model, body: string(body)}
 	if mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "multipart/form-data" {
 		form, err := multipart.NewReader(bytes.NewReader(body), params["boundary"]).ReadForm(32 << 20)
 		if err == nil {

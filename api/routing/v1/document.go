@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 )
 
@@ -39,8 +38,8 @@ const (
 	ProviderOpenAICompatible = "openai-compatible"
 )
 
-// CredentialsKey is the key of a backend's credentials Secret that holds its API key; the
-// container sees it as CredentialsEnvPrefix + CredentialsKey.
+// CredentialsKey is the key of a backend's credentials Secret that holds its API key: a file of
+// that name in the backend's credentials directory.
 const CredentialsKey = "API_KEY"
 
 // MaxFallbacks bounds a rule's fallbacks (the API's admission says the same).
@@ -86,8 +85,13 @@ type Backend struct {
 	Provider string `json:"provider,omitempty"`
 	// Model replaces the request's model when set.
 	Model string `json:"model,omitempty"`
-	// CredentialsEnvPrefix is the prefix of the environment variables holding the keys of the
-	// backend's credentials Secret (so its API key is CredentialsEnvPrefix + CredentialsKey).
+	// Credentials says the backend has a credentials Secret: the operator mounts its keys in the
+	// directory named after the backend under the proxy's --credentials-dir, which the proxy
+	// rereads (so a rotated key needs no restart).
+	Credentials bool `json:"credentials,omitempty"`
+	// CredentialsEnvPrefix is what operators before Credentials wrote: the prefix of the
+	// environment variables holding the Secret's keys (envFrom). Still read, so that a proxy
+	// meeting such a document serves it; never written.
 	CredentialsEnvPrefix string `json:"credentialsEnvPrefix,omitempty"`
 	// Service, for an InferenceService, lets the proxy choose the pod itself; URL stays the
 	// fallback when the endpoints cannot be read or none is ready. Optional, so a document
@@ -123,11 +127,6 @@ const (
 func (r *Rule) TimeoutDuration() time.Duration {
 	d, _ := time.ParseDuration(r.Timeout)
 	return d
-}
-
-// EnvPrefix is the prefix of the environment variables of backend's credentials Secret.
-func EnvPrefix(backend string) string {
-	return "BACKEND_" + strings.ToUpper(strings.ReplaceAll(backend, "-", "_")) + "_"
 }
 
 // Marshal is the document's bytes: the same document always gives the same bytes.

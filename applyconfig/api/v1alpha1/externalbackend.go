@@ -19,7 +19,7 @@ type ExternalBackendApplyConfiguration struct {
 	URL *string `json:"url,omitempty"`
 	// model replaces the model name of a request sent to this backend, for when the API calls the model differently. Defaults to the requested name. At most 256 characters.
 	Model *string `json:"model,omitempty"`
-	// credentialsSecretRef names a Secret in the router's namespace whose keys become environment variables of the proxy, prefixed with BACKEND_ and the backend's name in upper case (for example BACKEND_OPENAI_API_KEY). The operator never reads the Secret's data; the backend is unresolved until the Secret exists.
+	// credentialsSecretRef names a Secret in the router's namespace holding the API key under API_KEY (and optionally ORGANIZATION and PROJECT). The proxy pods mount these keys and reread them, so a rotated key is used without a restart. The operator never reads the Secret's data; the backend is unresolved until the Secret exists.
 	CredentialsSecretRef *LocalObjectReferenceApplyConfiguration `json:"credentialsSecretRef,omitempty"`
 }
 
