@@ -147,13 +147,13 @@ func (r *Reconciler) removeGateway(ctx context.Context, isvc *inferencev1alpha1.
 			}
 		}
 		if served {
-			errs = append(errs, r.deleteOwned(ctx, isvc, k.gvk, hadGateway))
+			errs = append(errs, r.deleteOwned(ctx, isvc, k.gvk, client.ObjectKeyFromObject(isvc), hadGateway))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// deleteOwned deletes the object of kind gvk named like isvc when isvc controls it. owed says a
+// deleteOwned deletes the object of kind gvk named key when isvc controls it. owed says a
 // deletion may be owed (GatewayReady is still there): the object is then read from the API
 // server, not the cache.
 //
@@ -161,7 +161,7 @@ func (r *Reconciler) removeGateway(ctx context.Context, isvc *inferencev1alpha1.
 // a moment ago), and a route missed here would stay attached to the Gateway for good: GatewayReady
 // leaves with this reconcile and the route's own create event is filtered as the operator's write.
 // The live read costs one request per kind, once: when it finds nothing, the record leaves.
-func (r *Reconciler) deleteOwned(ctx context.Context, isvc *inferencev1alpha1.InferenceService, gvk schema.GroupVersionKind, owed bool) error {
+func (r *Reconciler) deleteOwned(ctx context.Context, isvc *inferencev1alpha1.InferenceService, gvk schema.GroupVersionKind, key client.ObjectKey, owed bool) error {
 	o, err := r.Client.Scheme().New(gvk)
 	if err != nil {
 		return err
@@ -171,10 +171,11 @@ func (r *Reconciler) deleteOwned(ctx context.Context, isvc *inferencev1alpha1.In
 	if owed && r.Applier.Reader != nil {
 		reader = r.Applier.Reader
 	}
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(isvc), obj); err != nil {
+	if err := reader.Get(ctx, key, obj); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if !metav1.IsControlledBy(obj, isvc) {
+	// A deletion already under way (a claim a pod still mounts waits for it) is not sent again.
+	if !metav1.IsControlledBy(obj, isvc) || !obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
 	uid := obj.GetUID()

@@ -140,6 +140,11 @@ func (k kind) Apply(ctx context.Context, isvc *inferencev1alpha1.InferenceServic
 	r, p := k.r, pl.plan
 	out := applied{live: pl.obs.Deployment}
 	var failures []error
+	if p.Refused != nil {
+		// Not the operator's workload: nothing is applied for it and its status is not read.
+		out.live = nil
+		failures = append(failures, p.Refused)
+	}
 	var claimRefused bool
 	for _, o := range p.Before {
 		if err := r.syncObject(ctx, isvc, o); err != nil {
@@ -164,7 +169,7 @@ func (k kind) Apply(ctx context.Context, isvc *inferencev1alpha1.InferenceServic
 		}
 	}
 	for _, d := range p.Delete {
-		if err := r.deleteOwned(ctx, isvc, d.GVK, false); err != nil {
+		if err := r.deleteOwned(ctx, isvc, d.GVK, d.Key, false); err != nil {
 			failures = append(failures, ownership.Fail(d.GVK.Kind, d.Key, ownership.StepApply, err))
 		}
 	}

@@ -44,11 +44,16 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, f
 	return statusOf(isvc, live, failures, deferred, gateway, "", "")
 }
 
-// StatusFor is Status for the plan p: when p is blocked (its Model is missing), Ready and
-// Progressing say why, the phase is Pending and no endpoint is published; ModelResolved is set
-// whenever spec.modelRef is.
+// StatusFor is Status for the plan p: when p is blocked (its Model is missing, its Deployment is
+// not its own), Ready and Progressing say why, the phase is Pending and no endpoint is published
+// (nor, for a refused Deployment, a replica count); ModelResolved is set whenever spec.modelRef is.
 func StatusFor(p *Plan, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition) *acv1alpha1.InferenceServiceApplyConfiguration {
 	desired := statusOf(p.isvc, live, failures, deferred, gateway, p.Blocked, p.BlockedMessage)
+	if p.Refused != nil {
+		// The Deployment of that name is someone else's: no replica count describes this
+		// InferenceService.
+		desired.Status.Ready = nil
+	}
 	if c := modelResolved(p.isvc, p.Blocked == ReasonModelNotFound); c != nil {
 		desired.Status.WithConditions(c)
 	}
