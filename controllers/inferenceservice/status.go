@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package inferenceservice
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/rollout"
 	"github.com/llmkube/operator/controllers/status"
 )
@@ -53,6 +55,10 @@ func StatusFor(p *Plan, live *appsv1.Deployment, failures []error, deferred *rol
 		// The Deployment of that name is someone else's: no replica count describes this
 		// InferenceService.
 		desired.Status.Ready = nil
+	}
+	if refused(failures, "Service") {
+		// The endpoint would name someone else's Service.
+		desired.Status.Endpoint = nil
 	}
 	if c := modelResolved(p.isvc, p.Blocked == ReasonModelNotFound); c != nil {
 		desired.Status.WithConditions(c)
@@ -212,4 +218,16 @@ func (r *Reconciler) reportTransitions(isvc *inferencev1alpha1.InferenceService,
 			r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, EventScaled, "Reconcile", "runtime pods wanted: %s, was %s", now, was)
 		}
 	}
+}
+
+// refused says whether one of failures is the refusal of the object of kind the InferenceService
+// would write (ownership.NotControlled).
+func refused(failures []error, kind string) bool {
+	for _, err := range failures {
+		var f *ownership.Failure
+		if errors.As(err, &f) && f.Kind == kind && ownership.IsNotControlled(err) {
+			return true
+		}
+	}
+	return false
 }
