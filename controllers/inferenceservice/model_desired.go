@@ -147,11 +147,8 @@ func CacheClaimName(isvc *inferencev1alpha1.InferenceService) string {
 	if isvc.Spec.ModelRef != "" {
 		return isvc.Spec.ModelRef + "-model-cache"
 	}
-	return inlineClaimName(isvc)
+	return isvc.Name + "-cache"
 }
-
-// inlineClaimName is the name of the claim of an inline model's Cached cache.
-func inlineClaimName(isvc *inferencev1alpha1.InferenceService) string { return isvc.Name + "-cache" }
 
 // CacheClaim is the PersistentVolumeClaim the operator applies for isvc's Cached model cache, owned
 // by the Model m when isvc names one (so it outlives the InferenceService) and by isvc otherwise;

@@ -112,12 +112,10 @@ func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
 		// cache lags behind the answer) sees what that apply already took back and reported:
 		// the same apply again would be a no-op request, another report a duplicate Event.
 		last, answered := a.Written.SentOver(c.Live)
-		switch {
-		case answered && last == digest:
+		if answered && last == digest {
 			return false, nil
-		case answered:
-			a.reportConflictsPastLag(ctx, c)
-		default:
+		}
+		if !answered {
 			a.reportConflicts(ctx, c)
 		}
 	}

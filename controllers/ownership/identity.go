@@ -79,22 +79,11 @@ func CheckControlled(live metav1.Object, desired any) error {
 	if want == nil || want.UID == nil {
 		return nil
 	}
-	return checkController(live, deref(want.Kind)+" "+deref(want.Name), *want.UID)
-}
-
-// CheckControlledBy is CheckControlled for an object the operator does not write but acts on or
-// reports on (a workload an HPA would scale, a backend's Service a router would send traffic to):
-// live must be controlled by owner, of kind ownerKind.
-func CheckControlledBy(live metav1.Object, ownerKind string, owner metav1.Object) error {
-	return checkController(live, ownerKind+" "+owner.GetName(), owner.GetUID())
-}
-
-func checkController(live metav1.Object, want string, uid types.UID) error {
 	ref := metav1.GetControllerOfNoCopy(live)
-	if ref != nil && ref.UID == uid {
+	if ref != nil && ref.UID == *want.UID {
 		return nil
 	}
-	nc := &NotControlled{Want: want}
+	nc := &NotControlled{Want: deref(want.Kind) + " " + deref(want.Name)}
 	if ref != nil {
 		nc.Controller = ref.Kind + " " + ref.Name
 	}
