@@ -100,8 +100,23 @@ func (p *Proxy) watchCredentials(ctx context.Context) {
 }
 
 // refreshCredentials rereads b's credentials, saying once per change what happened.
+//
+// Note: a backend's directory that is gone (or is no directory) is a failed reread, not a key
+// removed: the kubelet swaps a mounted Secret's files in place and never removes the directory,
+// so its absence means a mount that cannot be read, and the previous key keeps serving. At start
+// (prepare) a missing directory is a Secret without a key, as before.
 func (p *Proxy) refreshCredentials(b *backend) {
-	c, err := p.credentialsOf(b.def)
+	var err error
+	if b.def.Credentials && p.o.CredentialsDir != "" {
+		var fi os.FileInfo
+		if fi, err = os.Stat(filepath.Join(p.o.CredentialsDir, b.name)); err == nil && !fi.IsDir() {
+			err = errors.New(fi.Name() + " is not a directory")
+		}
+	}
+	var c *credentials
+	if err == nil {
+		c, err = p.credentialsOf(b.def)
+	}
 	if err != nil {
 		if err.Error() != b.credErr {
 			b.credErr = err.Error()

@@ -64,3 +64,27 @@ func TestCredentialsRotation(t *testing.T) {
 		t.Fatalf("after a failed reread: %q", got)
 	}
 }
+
+// Proves R32: a backend's credentials directory that is gone is a failed reread, not a removed
+// key (the kubelet never removes it), so the key the backend had keeps being sent.
+func TestCredentialsDirectoryGoneKeepsTheKey(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "cloud"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cloud", "API_KEY"), []byte("sk-old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := newProxy(t, routingv1.Document{
+		Backends:     []routingv1.Backend{{Name: "cloud", Kind: routingv1.KindExternal, URL: "http://127.0.0.1:1/v1", Provider: "openai", Credentials: true}},
+		DefaultRoute: "cloud",
+	}, func(o *Options) { o.CredentialsDir, o.CredentialsRefresh = dir, time.Hour })
+	if err := os.RemoveAll(filepath.Join(dir, "cloud")); err != nil {
+		t.Fatal(err)
+	}
+	b := p.routes.Load().backends["cloud"]
+	p.refreshCredentials(b)
+	if got := b.creds.Load().value; got != "Bearer sk-old" {
+		t.Fatalf("after the directory went away: %q, want the previous key", got)
+	}
+}
