@@ -51,11 +51,16 @@ func New() (*envtest.Environment, error) {
 	if _, err := os.Stat(filepath.Join(assets, "kube-apiserver")); err != nil {
 		return nil, fmt.Errorf("no kube-apiserver in KUBEBUILDER_ASSETS=%s: run `make envtest-bin`: %w", assets, err)
 	}
-	return &envtest.Environment{
+	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(RepoRoot(), "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                Scheme(),
-	}, nil
+	}
+	// The suite creates several hundred Services in one API server, and envtest's default /24
+	// range ran out ("failed to allocate a serviceIP ... range is full"), failing every spec
+	// that came after in the random order. The benchmark's plane sets the same range.
+	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
+	return env, nil
 }
 
 // GatewayCRDs are the CRD files of the kinds spec.gateway writes, as their modules ship them in the
