@@ -9,7 +9,6 @@ package inferenceservice
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +30,7 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/plan"
 	"github.com/llmkube/operator/controllers/status"
 )
 
@@ -162,26 +162,7 @@ func (r *Reconciler) removeGateway(ctx context.Context, isvc *inferencev1alpha1.
 // leaves with this reconcile and the route's own create event is filtered as the operator's write.
 // The live read costs one request per kind, once: when it finds nothing, the record leaves.
 func (r *Reconciler) deleteOwned(ctx context.Context, isvc *inferencev1alpha1.InferenceService, gvk schema.GroupVersionKind, owed bool) error {
-	o, err := r.Client.Scheme().New(gvk)
-	if err != nil {
-		return err
-	}
-	obj := o.(client.Object)
-	var reader client.Reader = r.Client
-	if owed && r.Applier.Reader != nil {
-		reader = r.Applier.Reader
-	}
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(isvc), obj); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if !metav1.IsControlledBy(obj, isvc) {
-		return nil
-	}
-	uid := obj.GetUID()
-	if err := r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting %s %s: %w", gvk.Kind, obj.GetName(), err)
-	}
-	return nil
+	return r.deleteControlled(ctx, isvc, plan.Deletion{GVK: gvk, Key: client.ObjectKeyFromObject(isvc)}, owed)
 }
 
 // extractInferencePool is what fieldManager owns of pool, as ExtractHTTPRoute is for routes.

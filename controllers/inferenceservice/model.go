@@ -29,7 +29,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=inference.llmkube.dev,resources=models,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create;patch;delete
 
 // ModelRefIndex is the field index of InferenceServices by spec.modelRef, so a Model's change
 // finds every InferenceService that names it without listing them all.

@@ -147,8 +147,11 @@ func CacheClaimName(isvc *inferencev1alpha1.InferenceService) string {
 	if isvc.Spec.ModelRef != "" {
 		return isvc.Spec.ModelRef + "-model-cache"
 	}
-	return isvc.Name + "-cache"
+	return inlineClaimName(isvc)
 }
+
+// inlineClaimName is the name of the claim of an inline model's Cached cache.
+func inlineClaimName(isvc *inferencev1alpha1.InferenceService) string { return isvc.Name + "-cache" }
 
 // CacheClaim is the PersistentVolumeClaim the operator applies for isvc's Cached model cache, owned
 // by the Model m when isvc names one (so it outlives the InferenceService) and by isvc otherwise;

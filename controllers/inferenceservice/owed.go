@@ -87,7 +87,8 @@ func (r *Reconciler) deleteControlled(ctx context.Context, isvc *inferencev1alph
 	if err := reader.Get(ctx, d.Key, obj); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if !metav1.IsControlledBy(obj, isvc) {
+	// A deletion already under way (a claim a pod still mounts waits for it) is not sent again.
+	if !metav1.IsControlledBy(obj, isvc) || !obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
 	uid := obj.GetUID()

@@ -27,6 +27,7 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/plan"
+	"github.com/llmkube/operator/controllers/status"
 )
 
 // This file is the one plan of an InferenceService: Observe reads what it depends on, PlanFor
@@ -100,10 +101,17 @@ func Observe(ctx context.Context, r client.Reader, isvc *inferencev1alpha1.Infer
 type Plan struct {
 	isvc *inferencev1alpha1.InferenceService
 	in   Inputs
-	// Blocked says why the workload cannot be planned (ReasonModelNotFound); "" when it can. A
-	// blocked plan creates no Deployment (an existing one is left as it is) and publishes nothing
-	// that routes traffic to it: no Service, no InferencePool or HTTPRoute, no endpoint.
+	// Blocked says why the workload cannot be planned (ReasonModelNotFound, or
+	// status.ReasonNotControlled with Refused); "" when it can. A blocked plan creates no
+	// Deployment (an existing one is left as it is) and publishes nothing that routes traffic to
+	// it: no Service, no InferencePool or HTTPRoute, no endpoint.
 	Blocked, BlockedMessage string
+	// Refused is set when a Deployment of the InferenceService's name exists and the
+	// InferenceService does not control it (ownership.NotControlled): the plan is Blocked, applies
+	// nothing that targets, selects or mounts for that workload (no claim, Service, HPA, pool or
+	// route), deletes the HPA the InferenceService controls (it would scale a workload the
+	// operator does not control), and the status reads nothing of that Deployment.
+	Refused error
 	// KeptSize is the size the Model's cache claim keeps when this InferenceService asks for
 	// less (a Model's claim never shrinks); nil otherwise.
 	KeptSize *resource.Quantity
@@ -116,7 +124,8 @@ type Plan struct {
 	// Gateway are the InferencePool and the HTTPRoute spec.gateway asks for, in that order.
 	Gateway []plan.Object
 	// Delete are the objects deleted when the InferenceService controls them (the HPA without
-	// spec.autoscaling).
+	// spec.autoscaling or with a refused workload, the inline model's claim the cache no longer
+	// asks for).
 	Delete []plan.Deletion
 	// RemoveGateway is true without spec.gateway: the pool and route it controls are deleted.
 	RemoveGateway bool
@@ -133,7 +142,15 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 		p.Blocked = ReasonModelNotFound
 		p.BlockedMessage = fmt.Sprintf("Model %s does not exist in namespace %s: create it; until then no Deployment is created, an existing one is left as it is, and no Service or gateway route is published", isvc.Spec.ModelRef, isvc.Namespace)
 	}
-	replicas, guard, err := replicasFor(isvc, obs.Deployment, f.FieldManager)
+	live := obs.Deployment
+	if live != nil {
+		if err := ownership.CheckControlledBy(live, "InferenceService", isvc); err != nil {
+			p.Refused = ownership.Fail("Deployment", key, ownership.StepOwnership, err)
+			p.Blocked, p.BlockedMessage = status.ReasonNotControlled, p.Refused.Error()
+			live = nil
+		}
+	}
+	replicas, guard, err := replicasFor(isvc, live, f.FieldManager)
 	if err != nil {
 		return nil, ownership.Fail("Deployment", key, ownership.StepExtract, err)
 	}
@@ -141,10 +158,10 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 	p.in = Inputs{
 		Model:                 obs.Model,
 		EmitScrapeAnnotations: f.EmitScrapeAnnotations,
-		Ready:                 obs.Deployment != nil && obs.Deployment.Status.ReadyReplicas > 0,
+		Ready:                 live != nil && live.Status.ReadyReplicas > 0,
 		Replicas:              replicas,
 	}
-	if claim := CacheClaim(isvc, obs.Model); claim != nil {
+	if claim := CacheClaim(isvc, obs.Model); claim != nil && p.Refused == nil {
 		if obs.Model != nil {
 			p.KeptSize = keepLargerSize(claim, obs.Claim)
 		}
@@ -157,6 +174,12 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 		}
 		p.After = append(p.After, plan.Of(Service(isvc), newService, corev1ac.ExtractService))
 	}
+	if cacheOf(isvc) != cacheClaim || isvc.Spec.ModelRef != "" {
+		// The claim an inline model's Cached cache had: the spec no longer asks for it (Ephemeral,
+		// a claim of the user's, a Model's claim, no cache), so it is deleted if isvc controls it.
+		p.Delete = append(p.Delete, plan.Deletion{GVK: corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"),
+			Key: client.ObjectKey{Namespace: isvc.Namespace, Name: inlineClaimName(isvc)}})
+	}
 	hpa, err := HPA(isvc)
 	if err != nil {
 		return nil, ownership.Fail("HorizontalPodAutoscaler", key, ownership.StepBuild, err)
@@ -164,7 +187,7 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 	switch {
 	case hpa != nil && p.Blocked == "":
 		p.After = append(p.After, plan.Of(hpa, newHPA, autoscalingv2ac.ExtractHorizontalPodAutoscaler))
-	case hpa == nil:
+	case hpa == nil || p.Refused != nil:
 		p.Delete = append(p.Delete, plan.Deletion{GVK: autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"), Key: key})
 	}
 	switch {

@@ -148,6 +148,11 @@ func (k kind) Apply(ctx context.Context, isvc *inferencev1alpha1.InferenceServic
 	r, p := k.r, pl.plan
 	out := applied{live: pl.obs.Deployment}
 	var failures []error
+	if p.Refused != nil {
+		// Not the operator's workload: nothing is applied for it and its status is not read.
+		out.live = nil
+		failures = append(failures, p.Refused)
+	}
 	var claimRefused bool
 	for _, o := range p.Before {
 		if err := r.syncObject(ctx, isvc, o); err != nil {

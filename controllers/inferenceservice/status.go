@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package inferenceservice
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/rollout"
 	"github.com/llmkube/operator/controllers/status"
 )
@@ -44,11 +46,20 @@ func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, f
 	return statusOf(isvc, live, failures, deferred, gateway, "", "")
 }
 
-// StatusFor is Status for the plan p: when p is blocked (its Model is missing), Ready and
-// Progressing say why, the phase is Pending and no endpoint is published; ModelResolved is set
-// whenever spec.modelRef is.
+// StatusFor is Status for the plan p: when p is blocked (its Model is missing, its Deployment is
+// not its own), Ready and Progressing say why, the phase is Pending and no endpoint is published
+// (nor, for a refused Deployment, a replica count); ModelResolved is set whenever spec.modelRef is.
 func StatusFor(p *Plan, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition) *acv1alpha1.InferenceServiceApplyConfiguration {
 	desired := statusOf(p.isvc, live, failures, deferred, gateway, p.Blocked, p.BlockedMessage)
+	if p.Refused != nil {
+		// The Deployment of that name is someone else's: no replica count describes this
+		// InferenceService.
+		desired.Status.Ready = nil
+	}
+	if refused(failures, "Service") {
+		// The endpoint would name someone else's Service.
+		desired.Status.Endpoint = nil
+	}
 	if c := modelResolved(p.isvc, p.Blocked == ReasonModelNotFound); c != nil {
 		desired.Status.WithConditions(c)
 	}
@@ -207,4 +218,16 @@ func (r *Reconciler) reportTransitions(isvc *inferencev1alpha1.InferenceService,
 			r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, EventScaled, "Reconcile", "runtime pods wanted: %s, was %s", now, was)
 		}
 	}
+}
+
+// refused says whether one of failures is the refusal of the object of kind the InferenceService
+// would write (ownership.NotControlled).
+func refused(failures []error, kind string) bool {
+	for _, err := range failures {
+		var f *ownership.Failure
+		if errors.As(err, &f) && f.Kind == kind && ownership.IsNotControlled(err) {
+			return true
+		}
+	}
+	return false
 }

@@ -110,6 +110,9 @@ func SelectorLabels(routerName string) map[string]string {
 type Lookup struct {
 	InferenceServices map[string]*inferencev1alpha1.InferenceService
 	Secrets           map[string]bool
+	// Unserved says, by InferenceService name, why one that exists does not resolve: its Service
+	// or Deployment is missing or not controlled by it.
+	Unserved map[string]string
 }
 
 // Resolution is how one backend resolved.
@@ -135,6 +138,10 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 			isvc, ok := found.InferenceServices[b.InferenceServiceRef.Name]
 			if !ok || isvc == nil {
 				r.Message = fmt.Sprintf("InferenceService %q not found", b.InferenceServiceRef.Name)
+				break
+			}
+			if why := found.Unserved[isvc.Name]; why != "" {
+				r.Message = why
 				break
 			}
 			r.Resolved = true

@@ -8,6 +8,7 @@ package modelrouter
 
 import (
 	"context"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -68,7 +69,7 @@ func Observe(ctx context.Context, r client.Reader, router *inferencev1alpha1.Mod
 
 // lookup reads the referenced InferenceServices and the metadata of the referenced Secrets.
 func lookup(ctx context.Context, r client.Reader, router *inferencev1alpha1.ModelRouter) (Lookup, error) {
-	found := Lookup{InferenceServices: map[string]*inferencev1alpha1.InferenceService{}, Secrets: map[string]bool{}}
+	found := Lookup{InferenceServices: map[string]*inferencev1alpha1.InferenceService{}, Secrets: map[string]bool{}, Unserved: map[string]string{}}
 	for _, b := range router.Spec.Backends {
 		switch {
 		case b.InferenceServiceRef != nil:
@@ -82,6 +83,13 @@ func lookup(ctx context.Context, r client.Reader, router *inferencev1alpha1.Mode
 				return found, ownership.Fail("InferenceService", key, ownership.StepRead, err)
 			}
 			found.InferenceServices[isvc.Name] = isvc
+			why, err := uncontrolled(ctx, r, isvc)
+			if err != nil {
+				return found, err
+			}
+			if why != "" {
+				found.Unserved[isvc.Name] = why
+			}
 		case b.External != nil && b.External.CredentialsSecretRef != nil:
 			secret := &metav1.PartialObjectMetadata{}
 			secret.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
@@ -110,6 +118,10 @@ type Plan struct {
 	Access    []plan.Object
 	ConfigMap plan.Object
 	Service   plan.Object
+	// Refused is set when a Deployment of the proxy's name exists and the router does not control
+	// it (ownership.NotControlled): nothing of the plan is applied and the status reads nothing of
+	// that Deployment.
+	Refused error
 }
 
 // PlanFor is the plan of obs.Router: a pure function of what Observe read and the operator's flags.
@@ -120,7 +132,7 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 	if err != nil {
 		return nil, ownership.Fail("ConfigMap", types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}, ownership.StepBuild, err)
 	}
-	return &Plan{
+	p := &Plan{
 		router:      router,
 		in:          Inputs{EmitScrapeAnnotations: f.EmitScrapeAnnotations, Resolutions: res, Image: f.Image},
 		Resolutions: res,
@@ -131,7 +143,13 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 		},
 		ConfigMap: plan.Of(ConfigMap(router, data), newConfigMap, corev1ac.ExtractConfigMap),
 		Service:   plan.Of(Service(router), newService, corev1ac.ExtractService),
-	}, nil
+	}
+	if obs.Deployment != nil {
+		if err := ownership.CheckControlledBy(obs.Deployment, "ModelRouter", router); err != nil {
+			p.Refused = ownership.Fail("Deployment", types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}, ownership.StepOwnership, err)
+		}
+	}
+	return p, nil
 }
 
 // Inputs are the Deployment builder's inputs the plan computed.
@@ -152,6 +170,9 @@ func (p *Plan) DeploymentObject() plan.Object {
 
 // Objects are every object of the plan in the order the reconciler applies them.
 func (p *Plan) Objects() []plan.Object {
+	if p.Refused != nil {
+		return nil
+	}
 	out := append([]plan.Object(nil), p.Access...)
 	return append(out, p.ConfigMap, p.DeploymentObject(), p.Service)
 }
@@ -162,3 +183,27 @@ func newRoleBinding() *rbacv1.RoleBinding       { return &rbacv1.RoleBinding{} }
 func newConfigMap() *corev1.ConfigMap           { return &corev1.ConfigMap{} }
 func newService() *corev1.Service               { return &corev1.Service{} }
 func newDeployment() *appsv1.Deployment         { return &appsv1.Deployment{} }
+
+// uncontrolled says why isvc does not serve what a router would send it ("" when it does): its
+// Service and Deployment must exist and be controlled by it. An object of that name it does not
+// control (a user's Service selecting another app, a Deployment refused to it) is someone else's,
+// and a router sending traffic there would hand that traffic to them.
+//
+// Note: r is the reconciler's cache read past on a miss (ownership.Applier.Through): the
+// InferenceService's own objects are cached, so in steady state this costs no request.
+func uncontrolled(ctx context.Context, r client.Reader, isvc *inferencev1alpha1.InferenceService) (string, error) {
+	key := client.ObjectKeyFromObject(isvc)
+	for _, obj := range []client.Object{&corev1.Service{}, &appsv1.Deployment{}} {
+		kind := ownership.KindOfObject(obj)
+		switch err := r.Get(ctx, key, obj); {
+		case apierrors.IsNotFound(err):
+			return fmt.Sprintf("InferenceService %q has no %s yet", isvc.Name, kind), nil
+		case err != nil:
+			return "", ownership.Fail(kind, key, ownership.StepRead, err)
+		}
+		if err := ownership.CheckControlledBy(obj, "InferenceService", isvc); err != nil {
+			return fmt.Sprintf("%s %s: %v", kind, key, err), nil
+		}
+	}
+	return "", nil
+}

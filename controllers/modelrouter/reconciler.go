@@ -175,6 +175,11 @@ func (k kind) Plan(ctx context.Context, rd client.Reader, router *inferencev1alp
 
 func (k kind) Apply(ctx context.Context, router *inferencev1alpha1.ModelRouter, pl planned) (*appsv1.Deployment, []error) {
 	r, p, live := k.r, pl.plan, pl.obs.Deployment
+	if p.Refused != nil {
+		// The proxy Deployment's name is taken: its Service would select someone else's pods, its
+		// routing document and access would serve them. Nothing is applied.
+		return nil, []error{p.Refused}
+	}
 	var failures []error
 	for _, o := range p.Access {
 		if err := o.Sync(ctx, r.Applier, r.Client, router); err != nil {
@@ -197,7 +202,7 @@ func (k kind) Apply(ctx context.Context, router *inferencev1alpha1.ModelRouter, 
 }
 
 func (kind) Status(router *inferencev1alpha1.ModelRouter, pl planned, live *appsv1.Deployment, failures []error) runtime.ApplyConfiguration {
-	return Status(router, live, pl.plan.Resolutions, failures)
+	return StatusFor(pl.plan, live, failures)
 }
 
 func (kind) OwnedStatus(router *inferencev1alpha1.ModelRouter, manager string) (any, error) {

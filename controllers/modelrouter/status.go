@@ -34,6 +34,19 @@ const (
 // their lastTransitionTime while their status stays the same, so an unchanged world yields an
 // unchanged status.
 func Status(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res []Resolution, failures []error) *acv1alpha1.ModelRouterApplyConfiguration {
+	return statusOf(router, live, res, failures, nil)
+}
+
+// StatusFor is Status for the plan p: when p's Deployment is refused, Ready is False with the
+// refusal's reason and nothing of that Deployment (someone else's pods) is read.
+func StatusFor(p *Plan, live *appsv1.Deployment, failures []error) *acv1alpha1.ModelRouterApplyConfiguration {
+	if p.Refused != nil {
+		live = nil
+	}
+	return statusOf(p.router, live, p.Resolutions, failures, p.Refused)
+}
+
+func statusOf(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res []Resolution, failures []error, refused error) *acv1alpha1.ModelRouterApplyConfiguration {
 	conds := append([]metav1.Condition(nil), router.Status.Conditions...)
 	gen := router.Generation
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
@@ -41,6 +54,8 @@ func Status(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res 
 	}
 
 	switch {
+	case refused != nil:
+		set(inferencev1alpha1.ConditionReady, metav1.ConditionFalse, status.ReasonNotControlled, status.Truncate(refused.Error(), status.ConditionMessageLimit))
 	case live == nil:
 		set(inferencev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonDeploymentAbsent, "the proxy Deployment does not exist yet")
 	case live.Status.AvailableReplicas > 0 || (ptr.Deref(live.Spec.Replicas, 1) == 0 && live.Status.ObservedGeneration >= live.Generation):

@@ -112,10 +112,12 @@ func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
 		// cache lags behind the answer) sees what that apply already took back and reported:
 		// the same apply again would be a no-op request, another report a duplicate Event.
 		last, answered := a.Written.SentOver(c.Live)
-		if answered && last == digest {
+		switch {
+		case answered && last == digest:
 			return false, nil
-		}
-		if !answered {
+		case answered:
+			a.reportConflictsPastLag(ctx, c)
+		default:
 			a.reportConflicts(ctx, c)
 		}
 	}

@@ -9,6 +9,7 @@ package ownership
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -176,6 +177,28 @@ func (t typeConverter) ObjectToTyped(obj runtime.Object, opts ...typed.Validatio
 
 func (t typeConverter) TypedToObject(v *typed.TypedValue) (runtime.Object, error) {
 	return t[0].TypedToObject(v)
+}
+
+// reportConflictsPastLag is reportConflicts for a read that lags behind this process's last apply
+// to the object, when the apply now wants something else: what another manager changed after that
+// apply is not in the read, and the forced apply would take it back unreported. So the conflicts
+// are detected on the API server's copy (a.Reader; one GET, only in this case). Without a reader
+// nothing is reported: the read would only repeat what the last apply already reported.
+func (a Applier) reportConflictsPastLag(ctx context.Context, c Change) {
+	if a.Reader == nil || a.Recorder == nil || c.Owner == nil || c.Live == nil {
+		return
+	}
+	fresh := reflect.New(reflect.TypeOf(c.Live).Elem()).Interface().(client.Object)
+	if err := a.Reader.Get(ctx, client.ObjectKeyFromObject(c.Live), fresh); err != nil {
+		log.FromContext(ctx).Error(err, "reading past a lagging cache for ownership conflicts; applying without reporting them",
+			"kind", kindOf(c.Desired), "object", client.ObjectKeyFromObject(c.Live).String())
+		return
+	}
+	if fresh.GetUID() != c.Live.GetUID() {
+		return // replaced: the apply, pinned to the UID read, fails
+	}
+	c.Live = fresh
+	a.reportConflicts(ctx, c)
 }
 
 // reportConflicts records one Warning Event on c.Owner naming the fields another manager took

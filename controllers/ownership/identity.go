@@ -79,11 +79,22 @@ func CheckControlled(live metav1.Object, desired any) error {
 	if want == nil || want.UID == nil {
 		return nil
 	}
+	return checkController(live, deref(want.Kind)+" "+deref(want.Name), *want.UID)
+}
+
+// CheckControlledBy is CheckControlled for an object the operator does not write but acts on or
+// reports on (a workload an HPA would scale, a backend's Service a router would send traffic to):
+// live must be controlled by owner, of kind ownerKind.
+func CheckControlledBy(live metav1.Object, ownerKind string, owner metav1.Object) error {
+	return checkController(live, ownerKind+" "+owner.GetName(), owner.GetUID())
+}
+
+func checkController(live metav1.Object, want string, uid types.UID) error {
 	ref := metav1.GetControllerOfNoCopy(live)
-	if ref != nil && ref.UID == *want.UID {
+	if ref != nil && ref.UID == uid {
 		return nil
 	}
-	nc := &NotControlled{Want: deref(want.Kind) + " " + deref(want.Name)}
+	nc := &NotControlled{Want: want}
 	if ref != nil {
 		nc.Controller = ref.Kind + " " + ref.Name
 	}

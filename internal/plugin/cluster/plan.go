@@ -22,6 +22,7 @@ import (
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/plan"
+	"github.com/llmkube/operator/controllers/status"
 )
 
 // This file is what the operator would apply for an InferenceService or a ModelRouter as the
@@ -136,6 +137,10 @@ func ForModelRouter(ctx context.Context, c client.Reader, router *inferencev1alp
 	p, err := modelrouter.PlanFor(obs, modelrouter.Flags{EmitScrapeAnnotations: op.EmitScrapeAnnotations, Image: op.RouterProxyImage})
 	if err != nil {
 		return nil, err
+	}
+	if p.Refused != nil {
+		// Nothing of a refused router's plan is applied.
+		return &Set{Owner: "mr/" + router.Name, Blocked: status.ReasonNotControlled, BlockedMessage: p.Refused.Error()}, nil
 	}
 	s := &Set{
 		Owner:      "mr/" + router.Name,
