@@ -21,8 +21,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/controllers/model"
 	"github.com/llmkube/operator/controllers/modelrouter"
