@@ -124,7 +124,8 @@ var _ = Describe("Ownership by identity", func() {
 		})
 		newRouter(ns, "chat", nil)
 
-		notControlled(ns, "chat", &inferencev1alpha1.ModelRouter{}, "Service "+ns+"/chat-router-proxy", "InferenceService chat-router-proxy")
+		// The router's proxy Deployment is refused first, and nothing of a refused proxy is applied.
+		notControlled(ns, "chat", &inferencev1alpha1.ModelRouter{}, "Deployment "+ns+"/chat-router-proxy", "InferenceService chat-router-proxy")
 		Consistently(func(g Gomega) {
 			got := &corev1.Service{}
 			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(svc), got)).To(Succeed())
