@@ -23,20 +23,15 @@ import (
 
 // watchedKinds are the kinds whose informers the operator runs: what its three controllers
 // watch (For, Owns and Watches of controllers/inferenceservice, model and modelrouter: the
-// kinds it labels as its own, ownership.LabelledKinds, but for PersistentVolumeClaims, which it
-// reads only for an InferenceService with a Model cache, plus the kinds it watches but does not
-// own) and Secrets as metadata only. TestWatchedKinds holds the list to the WATCH requests of
-// the operator's own wiring.
+// kinds it labels as its own, ownership.LabelledKinds, PersistentVolumeClaims included: every
+// InferenceService's plan reads its inline cache claim, to delete one the spec no longer asks
+// for, O20) and Secrets as metadata only. TestWatchedKinds holds the list to the WATCH requests
+// of the operator's own wiring.
 func watchedKinds() []client.Object {
 	secrets := &metav1.PartialObjectMetadata{}
 	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	out := []client.Object{&inferencev1alpha1.InferenceService{}, &inferencev1alpha1.Model{}, &inferencev1alpha1.ModelRouter{}, secrets}
-	for _, obj := range ownership.LabelledKinds() {
-		if _, ok := obj.(*corev1.PersistentVolumeClaim); !ok {
-			out = append(out, obj)
-		}
-	}
-	return out
+	return append(out, ownership.LabelledKinds()...)
 }
 
 // startWatches runs the operator's informers, and nothing else, over namespace ns: a
