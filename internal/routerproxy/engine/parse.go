@@ -7,8 +7,10 @@ Licensed under the Apache License, Version 2.0.
 package engine
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -21,10 +23,11 @@ import (
 // Parse reads the load m names from a metrics page in Prometheus text format: each gauge is the
 // sum of its series (an engine may label them by model or rank).
 //
-// Note: only the lines of the names m asks for are parsed. A vLLM page is mostly histograms
-// (hundreds of bucket lines); skipping them before expfmt makes a read cost a scan of the bytes,
-// not a parse of the page (BenchmarkParse).
-func Parse(page []byte, m routingv1.EngineMetrics) (balance.EngineLoad, error) {
+// Note: the page is streamed, and only the lines of the names m asks for are kept and parsed. A
+// vLLM page is mostly histograms (hundreds of bucket lines): skipping them before expfmt makes a
+// read cost a scan of the bytes, not a parse of the page, and hold a 4 KiB buffer and the few lines
+// kept, not the page (BenchmarkParse).
+func Parse(page io.Reader, m routingv1.EngineMetrics) (balance.EngineLoad, error) {
 	want := map[string]bool{}
 	for _, n := range []string{m.Waiting, m.Running, m.KVCache} {
 		if n != "" {
@@ -32,19 +35,28 @@ func Parse(page []byte, m routingv1.EngineMetrics) (balance.EngineLoad, error) {
 		}
 	}
 	var kept bytes.Buffer
-	for len(page) > 0 {
-		line := page
-		if i := bytes.IndexByte(page, '\n'); i >= 0 {
-			line, page = page[:i+1], page[i+1:]
-		} else {
-			page = nil
+	br := bufio.NewReaderSize(page, 4096)
+	for {
+		line, err := br.ReadSlice('\n')
+		keep := want[string(metricName(line))] // no allocation: the compiler looks up []byte keys in place
+		for err == bufio.ErrBufferFull {       // a line longer than the buffer: decided by its start
+			if keep {
+				kept.Write(line)
+			}
+			line, err = br.ReadSlice('\n')
 		}
-		if want[string(metricName(line))] { // no allocation: the compiler looks up []byte keys in place
+		if keep {
 			kept.Write(line)
+			if err == io.EOF {
+				kept.WriteByte('\n')
+			}
 		}
-	}
-	if kept.Len() > 0 && kept.Bytes()[kept.Len()-1] != '\n' {
-		kept.WriteByte('\n')
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return balance.EngineLoad{}, err
+		}
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(&kept)

@@ -135,8 +135,8 @@ func URL(addr string, m routingv1.EngineMetrics) string {
 // ErrTooLarge is a metrics page longer than the bound.
 var ErrTooLarge = errors.New("metrics page over the size bound")
 
-// Read is one read of url within timeout: at most maxBody bytes are held (a longer page is
-// ErrTooLarge, read no further).
+// Read is one read of url within timeout. At most maxBody bytes of the page are read (a longer
+// page is ErrTooLarge), and only the lines of m's names are held (Parse).
 func Read(ctx context.Context, c *http.Client, url string, m routingv1.EngineMetrics, timeout time.Duration, maxBody int64) (balance.EngineLoad, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -153,12 +153,10 @@ func Read(ctx context.Context, c *http.Client, url string, m routingv1.EngineMet
 	if resp.StatusCode != http.StatusOK {
 		return balance.EngineLoad{}, fmt.Errorf("metrics endpoint answered %s", resp.Status)
 	}
-	page, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
-	if err != nil {
-		return balance.EngineLoad{}, err
-	}
-	if int64(len(page)) > maxBody {
+	body := &io.LimitedReader{R: resp.Body, N: maxBody + 1}
+	l, err := Parse(body, m)
+	if body.N == 0 {
 		return balance.EngineLoad{}, ErrTooLarge
 	}
-	return Parse(page, m)
+	return l, err
 }
