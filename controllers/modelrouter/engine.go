@@ -34,6 +34,10 @@ var defaultEngineScoring = routingv1.EngineScoring{
 	LongPromptBlocks:   64,
 }
 
+// DefaultEngineScoring is the engine section of a router that sets no weights (the benchmark
+// runs with it, so that it measures what the operator writes).
+func DefaultEngineScoring() routingv1.EngineScoring { return defaultEngineScoring }
+
 // EngineScoring is the routing document's engine section for router: set exactly when
 // spec.proxy.balancing is EngineAware, with the router's weights over the defaults.
 func EngineScoring(router *inferencev1alpha1.ModelRouter) *routingv1.EngineScoring {

@@ -20,19 +20,13 @@ func engineState(doc *routingv1.Document) (*routingv1.EngineScoring, *balance.En
 	if doc.Balancing != routingv1.BalancingEngineAware || e == nil {
 		return nil, nil, nil
 	}
-	_, _, stale := e.Durations()
-	w := e.Weights
-	scoring := &balance.EngineScoring{
-		Queue: float64(w.Queue), KVCache: float64(w.KVCache), InFlight: float64(w.InFlight), Prefix: float64(w.Prefix),
-		KVFull: float64(e.KVCacheFullPercent) / 100, LongPrompt: int(e.LongPromptBlocks), StaleAfter: stale,
-	}
 	metrics := map[string]*routingv1.EngineMetrics{}
 	for _, b := range doc.Backends {
 		if b.Metrics != nil {
 			metrics[b.Name] = b.Metrics
 		}
 	}
-	return e, scoring, metrics
+	return e, engine.Scoring(e), metrics
 }
 
 // EngineTargets is what the engine scraper reads now (engine.Scraper.Targets): the document's
