@@ -46,7 +46,8 @@ func main() {
 	flag.IntVar(&so.KVBlocks, "sim-kv-blocks", 4096, "Engine simulation: a pod's KV cache in 128-byte blocks (4096: 512 KiB of text, about 131k tokens).")
 	flag.IntVar(&so.OutputBlocks, "sim-output-blocks", 8, "Engine simulation: KV blocks a request's answer takes from its first token.")
 	flag.DurationVar(&so.Interval, "sim-interval", 100*time.Millisecond, "Engine simulation: each router replica's interval between reads of a pod's metrics.")
-	simDuration := flag.Duration("sim-d", 10*time.Second, "Engine simulation: virtual seconds of arrivals per round.")
+	simDuration := flag.Duration("sim-d", 5*time.Second, "Engine simulation: virtual seconds of arrivals per round.")
+	simRate := flag.Float64("sim-rate", 600, "Engine simulation: arrivals per second (the pods' capacity is about 800 short requests a second).")
 	simOnly := flag.Bool("sim-only", false, "Run the engine simulation only (no wall-clock scenarios).")
 	out := flag.String("out", "docs/benchmarks", "Folder for balancing.md; empty writes nothing.")
 	flag.Parse()
@@ -75,7 +76,9 @@ func main() {
 	}
 	so.Pods, so.Slots, so.Prefill, so.Decode, so.LoadFactor, so.Rounds = o.Pods, o.Slots, o.Prefill, o.Hit, o.LoadFactor, o.Rounds
 	so.Scoring = benchbalance.DefaultScoring()
-	simScenarios, simBase := benchbalance.SimScenarios(o, *simDuration)
+	simO := o
+	simO.Rate = *simRate
+	simScenarios, simBase := benchbalance.SimScenarios(simO, *simDuration)
 	var simResults [][]benchbalance.SimResult
 	for _, sc := range simScenarios {
 		fmt.Fprintf(os.Stderr, "simulation %s\n", sc.Name)

@@ -52,6 +52,18 @@ func (e *Endpoint) EngineFresh(now time.Time, staleAfter time.Duration) bool {
 	return l != nil && now.Sub(l.At) <= staleAfter
 }
 
+// prefixScale weighs a prompt's prefix match by its length, up to 4 times for a prompt of 4
+// LongPrompt blocks and more.
+//
+// Note: a match saves prefill in proportion to the blocks matched: a 100k-token document found in
+// a pod's cache saves seconds, a short system prompt milliseconds. Without the scale the queue
+// term outweighs a long document's match and sends it to be prefilled again elsewhere
+// (docs/benchmarks/balancing.md measured p99 1.9x the prefix scorer's with documents); the cap
+// keeps a hot long prefix from drawing every request to one pod whatever its queue.
+func prefixScale(blocks, long int) float64 {
+	return min(max(float64(blocks)/float64(max(long, 1)), 1), 4)
+}
+
 // view is one candidate as the engine-aware scorer sees it.
 type view struct {
 	e          *Endpoint
@@ -65,7 +77,7 @@ type view struct {
 
 // engineScored is the candidate with the best score
 //
-//	Prefix·matched/blocks − Queue·queue/max(queue) − KVCache·kv − InFlight·own/max(own)
+//	Prefix·scale·matched/blocks − Queue·queue/max(queue) − KVCache·kv − InFlight·own/max(own)
 //
 // the Gateway API Inference Extension's scorers (queue, KV-cache utilization, prefix) summed with
 // weights, plus this proxy's own in-flight count. A pod whose read is stale or failed is scored
@@ -111,7 +123,7 @@ func (p *Pool) engineScored(cands []*Endpoint, r Request, now time.Time) (*Endpo
 		}
 		s := -w.Queue*v.queue/max(qMax, 1) - w.KVCache*v.kv - w.InFlight*v.own/max(ownMax, 1)
 		if len(r.Blocks) > 0 {
-			s += w.Prefix * float64(v.matched) / float64(len(r.Blocks))
+			s += w.Prefix * float64(v.matched) / float64(len(r.Blocks)) * prefixScale(len(r.Blocks), w.LongPrompt)
 		}
 		if !v.fresh {
 			s -= 1e-9
