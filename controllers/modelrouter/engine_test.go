@@ -15,8 +15,9 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 )
 
-// E5: the engine section exists only for EngineAware, takes the router's weights over the
+// The engine section exists only for EngineAware, takes the router's weights over the
 // defaults, and names each runtime's own gauges; a runtime without known gauges gets none.
+// Proves E5.
 func TestEngineSectionComesFromThePolicyAndTheRuntime(t *testing.T) {
 	router := func(p *inferencev1alpha1.ProxySpec) *inferencev1alpha1.ModelRouter {
 		return &inferencev1alpha1.ModelRouter{Spec: inferencev1alpha1.ModelRouterSpec{Proxy: p}}

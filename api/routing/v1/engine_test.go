@@ -11,8 +11,9 @@ import (
 	"testing"
 )
 
-// E5: a document is EngineAware with its engine section or not at all, and the section's bounds
+// A document is EngineAware with its engine section or not at all, and the section's bounds
 // are what the proxy relies on (a read ends before the next, a bounded page, a weight above 0).
+// Proves E5.
 func TestEngineSectionIsCheckedWhole(t *testing.T) {
 	good := EngineScoring{Interval: "100ms", Timeout: "80ms", StaleAfter: "300ms", MaxBodyBytes: 1 << 20,
 		Weights: EngineWeights{Queue: 1}, KVCacheFullPercent: 90, LongPromptBlocks: 64}

@@ -30,9 +30,10 @@ func picks(p *Pool, r Request, now time.Time, n int) map[*Endpoint]int {
 	return out
 }
 
-// E1: a pod whose engine reports a long queue gets no request while the others report short
+// a pod whose engine reports a long queue gets no request while the others report short
 // ones, though this proxy has nothing in flight to any of them (the load came through another
 // replica); once its queue drains it is picked again.
+// Proves E1.
 func TestEngineAwareAvoidsThePodWhoseEngineQueueIsLong(t *testing.T) {
 	p := pool(3)
 	now := time.Now()
@@ -47,8 +48,9 @@ func TestEngineAwareAvoidsThePodWhoseEngineQueueIsLong(t *testing.T) {
 	}
 }
 
-// E1: requests this proxy sent after the last read count as queued, so a burst between two reads
+// requests this proxy sent after the last read count as queued, so a burst between two reads
 // spreads instead of landing whole on the pod that looked idle.
+// Proves E1.
 func TestEngineAwareCountsRequestsSentSinceTheRead(t *testing.T) {
 	p := pool(2)
 	now := time.Now()
@@ -68,8 +70,9 @@ func TestEngineAwareCountsRequestsSentSinceTheRead(t *testing.T) {
 	}
 }
 
-// E2: a pod whose read is stale (or failed) is scored blind: it is not preferred over a reporting
+// a pod whose read is stale (or failed) is scored blind: it is not preferred over a reporting
 // pod with the same figures, and its own in-flight count still weighs.
+// Proves E2.
 func TestEngineAwareBlindPodIsNotPreferred(t *testing.T) {
 	p := pool(2)
 	now := time.Now()
@@ -89,8 +92,9 @@ func TestEngineAwareBlindPodIsNotPreferred(t *testing.T) {
 	}
 }
 
-// E3: a pod whose KV cache is nearly full is not given a long prompt it does not hold, even when
+// a pod whose KV cache is nearly full is not given a long prompt it does not hold, even when
 // it is the idlest; a short prompt, or one it holds, may still go there.
+// Proves E3.
 func TestEngineAwareKeepsLongPromptsOffANearlyFullKVCache(t *testing.T) {
 	p := pool(2)
 	now := time.Now()
@@ -109,8 +113,9 @@ func TestEngineAwareKeepsLongPromptsOffANearlyFullKVCache(t *testing.T) {
 	}
 }
 
-// E4: with equal load the prefix decides: the pod that was sent the prompt's start wins; a
+// with equal load the prefix decides: the pod that was sent the prompt's start wins; a
 // queue far longer than the others' outweighs it.
+// Proves E4.
 func TestEngineAwareWeighsThePrefixAgainstTheQueue(t *testing.T) {
 	p := pool(3)
 	now := time.Now()

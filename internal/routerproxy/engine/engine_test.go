@@ -63,8 +63,9 @@ func TestParseReadsAnEnginesGaugesAmongItsHistograms(t *testing.T) {
 	}
 }
 
-// E6: a read has a deadline (a metrics endpoint that hangs ends the read at the timeout) and a
+// A read has a deadline (a metrics endpoint that hangs ends the read at the timeout) and a
 // bounded page (a longer one is refused, not held).
+// Proves E6.
 func TestReadHasADeadlineAndABoundedPage(t *testing.T) {
 	hang := make(chan struct{})
 	defer close(hang)
@@ -92,8 +93,9 @@ func TestReadHasADeadlineAndABoundedPage(t *testing.T) {
 	}
 }
 
-// E2: the scraper gives each pod its engine's figures; a pod whose endpoint hangs stays blind and
+// The scraper gives each pod its engine's figures; a pod whose endpoint hangs stays blind and
 // is counted so, and is not read again while its read is still running.
+// Proves E2, E6.
 func TestScraperCountsThePodsScoredBlind(t *testing.T) {
 	var hangReads atomic.Int32
 	release := make(chan struct{})
