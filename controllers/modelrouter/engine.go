@@ -9,8 +9,8 @@ package modelrouter
 import (
 	"k8s.io/utils/ptr"
 
-	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/runtimes"
 )
 

@@ -44,7 +44,10 @@ func newEnginePod(name, ip string) *enginePod {
 	return e
 }
 
-func (e *enginePod) report(waiting, running int64) { e.waiting.Store(waiting); e.running.Store(running) }
+func (e *enginePod) report(waiting, running int64) {
+	e.waiting.Store(waiting)
+	e.running.Store(running)
+}
 
 func (e *enginePod) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	page := fmt.Sprintf(`# HELP vllm:num_requests_running Number of requests in model execution batches.
