@@ -36,6 +36,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.EndpointPickerRefApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EndpointSpec"):
 		return &apiv1alpha1.EndpointSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EngineScoring"):
+		return &apiv1alpha1.EngineScoringApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ExternalBackend"):
 		return &apiv1alpha1.ExternalBackendApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("GatewayParentReference"):

@@ -146,6 +146,7 @@ type RoutingRule struct {
 }
 
 // ProxySpec configures the router-proxy pods.
+// +kubebuilder:validation:XValidation:rule="!has(self.engineScoring) || (has(self.balancing) && self.balancing == 'EngineAware')",message="spec.proxy.engineScoring is read only with spec.proxy.balancing: EngineAware; set balancing to EngineAware or remove engineScoring"
 type ProxySpec struct {
 	// replicas is the number of proxy pods. Defaults to 1; 0 stops the router.
 	// +optional
@@ -190,10 +191,14 @@ type ProxySpec struct {
 	// +optional
 	APIKeySecretRef *LocalObjectReference `json:"apiKeySecretRef,omitempty"`
 
-	// balancing is how the proxy chooses among the ready pods of an InferenceService backend. LeastRequest sends each request to the less busy of two pods picked at random, counting the requests and open streams the proxy has in flight to each. PrefixAffinity sends a request to the pod that was sent the longest start of its prompt's text (in blocks of 128 bytes, so conversations sharing a system prompt meet on one pod and a conversation's next turn follows its earlier turns), so that its prefix cache is reused, as long as that pod is not busier than 1.25 times the mean; with no such pod, least request; a request with an x-session-id header sticks to a pod by that header instead. External backends are not balanced by the proxy. Defaults to LeastRequest.
+	// balancing is how the proxy chooses among the ready pods of an InferenceService backend. LeastRequest sends each request to the less busy of two pods picked at random, counting the requests and open streams the proxy has in flight to each. PrefixAffinity sends a request to the pod that was sent the longest start of its prompt's text (in blocks of 128 bytes, so conversations sharing a system prompt meet on one pod and a conversation's next turn follows its earlier turns), so that its prefix cache is reused, as long as that pod is not busier than 1.25 times the mean; with no such pod, least request; a request with an x-session-id header sticks to a pod by that header instead. EngineAware scores each pod on what its model server reports (requests waiting and running, KV-cache use, read from its metrics endpoint every 100ms), this proxy's requests in flight to it and its prefix match, weighted by engineScoring; a pod whose metrics cannot be read goes by this proxy's own counts. External backends are not balanced by the proxy. Defaults to LeastRequest.
 	// +optional
-	// +kubebuilder:validation:Enum=LeastRequest;PrefixAffinity
+	// +kubebuilder:validation:Enum=LeastRequest;PrefixAffinity;EngineAware
 	Balancing *BalancingPolicy `json:"balancing,omitempty"`
+
+	// engineScoring weighs the terms of EngineAware balancing; only with balancing: EngineAware.
+	// +optional
+	EngineScoring *EngineScoring `json:"engineScoring,omitempty"`
 
 	// podAnnotations are added to the annotations of the proxy pods. They win over the operator's own annotations. At most 64 annotations; keys follow the Kubernetes annotation key syntax.
 	// +optional

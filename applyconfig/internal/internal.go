@@ -118,6 +118,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: type
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.ServiceType
+- name: com.github.llmkube.operator.api.v1alpha1.EngineScoring
+  map:
+    fields:
+    - name: inFlightWeight
+      type:
+        scalar: numeric
+    - name: kvCacheWeight
+      type:
+        scalar: numeric
+    - name: prefixWeight
+      type:
+        scalar: numeric
+    - name: queueWeight
+      type:
+        scalar: numeric
 - name: com.github.llmkube.operator.api.v1alpha1.ExternalBackend
   map:
     fields:
@@ -640,6 +655,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: balancing
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.BalancingPolicy
+    - name: engineScoring
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.EngineScoring
     - name: image
       type:
         scalar: string

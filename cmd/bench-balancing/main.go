@@ -42,6 +42,13 @@ func main() {
 	flag.Float64Var(&o.LoadFactor, "c", 1.25, "Load factor of prefix affinity's bounded loads (the proxy's --affinity-load-factor).")
 	flag.IntVar(&o.Rounds, "r", 3, "Rounds of each policy, interleaved; the median round by p99 is reported.")
 	slow := flag.Int("slow", 10, "How many times slower the slow pod of the second scenario is.")
+	so := benchbalance.SimOptions{}
+	flag.IntVar(&so.KVBlocks, "sim-kv-blocks", 4096, "Engine simulation: a pod's KV cache in 128-byte blocks (4096: 512 KiB of text, about 131k tokens).")
+	flag.IntVar(&so.OutputBlocks, "sim-output-blocks", 8, "Engine simulation: KV blocks a request's answer takes from its first token.")
+	flag.DurationVar(&so.Interval, "sim-interval", 100*time.Millisecond, "Engine simulation: each router replica's interval between reads of a pod's metrics.")
+	simDuration := flag.Duration("sim-d", 5*time.Second, "Engine simulation: virtual seconds of arrivals per round.")
+	simRate := flag.Float64("sim-rate", 600, "Engine simulation: arrivals per second (the pods' capacity is about 800 short requests a second).")
+	simOnly := flag.Bool("sim-only", false, "Run the engine simulation only (no wall-clock scenarios).")
 	out := flag.String("out", "docs/benchmarks", "Folder for balancing.md; empty writes nothing.")
 	flag.Parse()
 
@@ -55,6 +62,9 @@ func main() {
 	}
 	before := benchbalance.LoadAverage()
 	var results [][]benchbalance.Result
+	if *simOnly {
+		scenarios = nil
+	}
 	for _, sc := range scenarios {
 		fmt.Fprintf(os.Stderr, "scenario %s\n", sc.Name)
 		r, err := benchbalance.Run(ctx, o, sc)
@@ -64,8 +74,19 @@ func main() {
 		}
 		results = append(results, r)
 	}
+	so.Pods, so.Slots, so.Prefill, so.Decode, so.LoadFactor, so.Rounds = o.Pods, o.Slots, o.Prefill, o.Hit, o.LoadFactor, o.Rounds
+	so.Scoring = benchbalance.DefaultScoring()
+	simO := o
+	simO.Rate = *simRate
+	simScenarios, simBase := benchbalance.SimScenarios(simO, *simDuration)
+	var simResults [][]benchbalance.SimResult
+	for _, sc := range simScenarios {
+		fmt.Fprintf(os.Stderr, "simulation %s\n", sc.Name)
+		simResults = append(simResults, benchbalance.RunSim(so, sc))
+	}
 	report := benchbalance.Markdown(o, scenarios, results, before, benchbalance.LoadAverage(),
-		"make bench-balancing  # go run ./cmd/bench-balancing "+strings.Join(os.Args[1:], " "))
+		"make bench-balancing  # go run ./cmd/bench-balancing "+strings.Join(os.Args[1:], " ")) +
+		benchbalance.SimMarkdown(so, simBase, simScenarios, simResults)
 	fmt.Print(report)
 	if *out != "" {
 		if err := benchbalance.Write(*out, report); err != nil {

@@ -28,6 +28,7 @@ import (
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
 	"github.com/llmkube/operator/internal/routerproxy"
 	"github.com/llmkube/operator/internal/routerproxy/balance"
+	"github.com/llmkube/operator/internal/routerproxy/engine"
 	"github.com/llmkube/operator/internal/routerproxy/prefix"
 	"github.com/llmkube/operator/version"
 )
@@ -109,6 +110,8 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	// EngineAware's reads of the pods' metrics dial as requests do (the same transport).
+	go engine.NewScraper(&http.Client{Transport: transport}, balancer.EngineTargets, reg).Run(ctx)
 	ew := newEndpointsWatch(log, balancer, *kubeconfig, *syncTimeout)
 	ew.follow(ctx)
 	dw := routerproxy.NewDocumentWatcher(*config, data, *reloadEvery, proxy, reg, log)

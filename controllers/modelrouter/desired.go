@@ -125,6 +125,8 @@ type Resolution struct {
 	Service *routingv1.Service
 	// StreamUsage is whether the proxy asks the backend for a stream's usage (StreamUsage).
 	StreamUsage bool
+	// Metrics is where the backend's pods report their load, for EngineAware (EngineMetrics).
+	Metrics *routingv1.EngineMetrics
 }
 
 // Resolve resolves every backend of router against what was found, in spec order.
@@ -148,6 +150,7 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 			r.URL = inferenceservice.Endpoint(isvc) // the one place an InferenceService's URL is built
 			r.Service = &routingv1.Service{Namespace: isvc.Namespace, Name: isvc.Name, Port: inferenceservice.PortName}
 			r.StreamUsage = StreamUsage(b, isvc)
+			r.Metrics = EngineMetrics(router, isvc)
 		case b.External != nil:
 			if s := b.External.CredentialsSecretRef; s != nil && !found.Secrets[s.Name] {
 				r.Message = fmt.Sprintf("Secret %q not found", s.Name)
@@ -174,11 +177,12 @@ func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingv1
 	if p := router.Spec.Proxy; p != nil && p.Balancing != nil {
 		doc.Balancing = string(*p.Balancing)
 	}
+	doc.Engine = EngineScoring(router)
 	for _, r := range res {
 		if !r.Resolved {
 			continue
 		}
-		b := routingv1.Backend{Name: r.Backend.Name, Kind: routingv1.KindInferenceService, URL: r.URL, Service: r.Service, StreamUsage: r.StreamUsage}
+		b := routingv1.Backend{Name: r.Backend.Name, Kind: routingv1.KindInferenceService, URL: r.URL, Service: r.Service, StreamUsage: r.StreamUsage, Metrics: r.Metrics}
 		if ext := r.Backend.External; ext != nil {
 			b.Kind = routingv1.KindExternal
 			b.Provider = ext.Provider

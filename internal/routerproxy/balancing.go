@@ -48,6 +48,10 @@ type balancerState struct {
 	policy   string
 	pools    map[string]*balance.Pool
 	services map[string]routingv1.Service
+	// engine, scoring and metrics are EngineAware's (engine_targets.go); nil otherwise.
+	engine  *routingv1.EngineScoring
+	scoring *balance.EngineScoring
+	metrics map[string]*routingv1.EngineMetrics
 }
 
 // BalancerOptions configure a Balancer.
@@ -109,6 +113,7 @@ func NewBalancer(doc *routingv1.Document, o BalancerOptions) *Balancer {
 func (b *Balancer) reload(doc *routingv1.Document) {
 	old := b.state.Load()
 	s := &balancerState{policy: doc.Balancing, pools: map[string]*balance.Pool{}, services: map[string]routingv1.Service{}}
+	s.engine, s.scoring, s.metrics = engineState(doc)
 	for _, be := range doc.Backends {
 		if be.Kind != routingv1.KindInferenceService || be.Service == nil {
 			continue
@@ -120,7 +125,7 @@ func (b *Balancer) reload(doc *routingv1.Document) {
 		}
 		s.pools[be.Name] = &balance.Pool{Threshold: b.o.FailureThreshold, Cooldown: b.o.Cooldown, LoadFactor: b.o.LoadFactor, BlocksPerPod: b.o.PrefixBlocksPerPod}
 	}
-	if s.policy == routingv1.BalancingPrefixAffinity {
+	if s.policy == routingv1.BalancingPrefixAffinity || s.policy == routingv1.BalancingEngineAware {
 		// Both results exist at 0 from the start, so a dashboard's hit ratio and an alert on it
 		// have a series before the first request instead of "no data".
 		for name := range s.pools {
@@ -181,16 +186,18 @@ func (b *Balancer) podFailed(backend string, pod *balance.Endpoint, now time.Tim
 func (p *Proxy) tryBackend(w http.ResponseWriter, x *exchange, req *upstreamRequest, b *backend, last bool) bool {
 	var pool *balance.Pool
 	var policy string
+	var scoring *balance.EngineScoring
 	if p.balancer != nil {
 		s := p.balancer.state.Load()
-		pool, policy = s.pools[b.name], s.policy
+		pool, policy, scoring = s.pools[b.name], s.policy, s.scoring
 	}
 	if pool == nil || pool.Len() == 0 {
 		return p.settle(w, x, req, b, nil, p.attempt(x, req, b, nil), last, false) == done
 	}
 	var pr balance.Request
-	if policy == routingv1.BalancingPrefixAffinity {
+	if policy == routingv1.BalancingPrefixAffinity || policy == routingv1.BalancingEngineAware {
 		pr = p.balancer.affinity(req.r, req.body, req.rb)
+		pr.Engine = scoring
 	}
 	pr.AllowEjected = last
 	maxTries := p.balancer.o.MaxPodTries

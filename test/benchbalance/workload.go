@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,11 @@ type request struct {
 	body    []byte   // the chat completions body a client sends
 	blocks  []uint64 // the prompt's blocks, as the proxy computes them
 	ringKey uint64   // the key the proxy hashed before the prefix scorer (ringKey)
+	// kv are the blocks a simulated engine holds for the prompt: blocks, then, for a prompt longer
+	// than the proxy hashes (prefix.DefaultMaxBlocks), blocks of its own (engine simulation).
+	kv []uint64
+	// session is the conversation, document or popular prompt the request belongs to.
+	session uint64
 }
 
 type message struct {
@@ -48,7 +54,7 @@ type message struct {
 func arrivals(o Options, w Workload, h *prefix.Hasher) []request {
 	rng := rand.New(rand.NewPCG(o.Seed, 1))
 	pick := rand.New(rand.NewPCG(o.Seed, 2))
-	var next func() []message
+	var next func() ([]message, uint64)
 	switch w {
 	case Conversations:
 		next = conversations(o, pick)
@@ -61,12 +67,22 @@ func arrivals(o Options, w Workload, h *prefix.Hasher) []request {
 		if at >= o.Duration {
 			return out
 		}
-		msgs := next()
-		body, _ := json.Marshal(map[string]any{"model": "llama-3", "messages": msgs})
-		var rb struct{ Messages json.RawMessage }
-		_ = json.Unmarshal(body, &rb)
-		out = append(out, request{at: at, body: body, blocks: h.Chat("llama-3", rb.Messages), ringKey: ringKey(body)})
+		msgs, session := next()
+		out = append(out, chatRequest(at, msgs, session, h))
 	}
+}
+
+// chatRequest is one chat completions request of msgs, arriving at at.
+func chatRequest(at time.Duration, msgs []message, session uint64, h *prefix.Hasher) request {
+	body, _ := json.Marshal(map[string]any{"model": "llama-3", "messages": msgs})
+	var rb struct{ Messages json.RawMessage }
+	_ = json.Unmarshal(body, &rb)
+	blocks := h.Chat("llama-3", rb.Messages)
+	kv := slices.Clone(blocks)
+	for i := len(kv); i < len(body)/prefix.DefaultBlockBytes; i++ {
+		kv = append(kv, balance.Hash(fmt.Appendf(nil, "%d/%d", kv[len(kv)-1], i)))
+	}
+	return request{at: at, body: body, blocks: blocks, ringKey: ringKey(body), kv: kv, session: session}
 }
 
 // sentence is filler text for prompt i: distinct per i from its first bytes.
@@ -81,19 +97,19 @@ func sentence(kind string, i, n int) string {
 
 // popular is the workload of the first scenarios: system prompts of PromptBlocks blocks drawn
 // with a Zipf distribution over Prefixes, each with a question of its own.
-func popular(o Options, rng *rand.Rand) func() []message {
+func popular(o Options, rng *rand.Rand) func() ([]message, uint64) {
 	zipf := rand.NewZipf(rng, o.ZipfS, 1, uint64(o.Prefixes-1))
 	n := 0
-	return func() []message {
+	return func() ([]message, uint64) {
 		n++
 		i := int(zipf.Uint64())
-		return []message{{"system", sentence("You are assistant", i, o.PromptBlocks*prefix.DefaultBlockBytes)}, {"user", fmt.Sprintf("Question %d?", n)}}
+		return []message{{"system", sentence("You are assistant", i, o.PromptBlocks*prefix.DefaultBlockBytes)}, {"user", fmt.Sprintf("Question %d?", n)}}, uint64(i)
 	}
 }
 
 // conversations is the multi-turn workload: long shared system prompts of SystemBytes bytes and
 // more (the k-th is k/2 times longer), and per-user conversations that grow turn by turn.
-func conversations(o Options, rng *rand.Rand) func() []message {
+func conversations(o Options, rng *rand.Rand) func() ([]message, uint64) {
 	systems := make([]string, o.SystemPrompts)
 	for k := range systems {
 		systems[k] = sentence("You are the support agent of product", k, o.SystemBytes+k*o.SystemBytes/2)
@@ -105,7 +121,7 @@ func conversations(o Options, rng *rand.Rand) func() []message {
 	for u := range users {
 		users[u].system = u % len(systems)
 	}
-	return func() []message {
+	return func() ([]message, uint64) {
 		u := rng.IntN(len(users))
 		s := &users[u]
 		if s.turn == o.Turns {
@@ -119,7 +135,7 @@ func conversations(o Options, rng *rand.Rand) func() []message {
 			msgs = append(msgs, message{"user", sentence(fmt.Sprintf("User %d, conversation %d asks, turn", u, s.conv), t, 160)})
 		}
 		s.turn++
-		return msgs
+		return msgs, uint64(u)<<32 | uint64(s.conv)
 	}
 }
 

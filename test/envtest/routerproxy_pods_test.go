@@ -66,6 +66,8 @@ type fakePod struct {
 	delay, gap atomic.Int64
 	mu         sync.Mutex
 	seqs       []int64
+	// metrics, when set, answers GET /metrics (routerproxy_engine_test.go: an engine's gauges).
+	metrics atomic.Pointer[http.HandlerFunc]
 }
 
 func newFakePod(name, ip string) *fakePod {
@@ -79,6 +81,10 @@ func newFakePod(name, ip string) *fakePod {
 }
 
 func (f *fakePod) serve(w http.ResponseWriter, r *http.Request) {
+	if h := f.metrics.Load(); h != nil && r.URL.Path == "/metrics" {
+		(*h)(w, r)
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	var req struct {
 		Model         string `json:"model"`

@@ -53,8 +53,10 @@ type Document struct {
 	Rules        []Rule    `json:"rules,omitempty"`
 	DefaultRoute string    `json:"defaultRoute,omitempty"`
 	// Balancing is how the proxy chooses among the pods of a backend with a Service:
-	// BalancingLeastRequest (also when empty) or BalancingPrefixAffinity.
+	// BalancingLeastRequest (also when empty), BalancingPrefixAffinity or BalancingEngineAware.
 	Balancing string `json:"balancing,omitempty"`
+	// Engine is set exactly when Balancing is BalancingEngineAware (engine.go).
+	Engine *EngineScoring `json:"engine,omitempty"`
 }
 
 // Balancing policies, as spec.proxy.balancing names them.
@@ -103,6 +105,9 @@ type Backend struct {
 	// backend is known to accept the field); the proxy only obeys. Unset, nothing is added: a
 	// server that refuses unknown fields answers 400 to a request carrying it.
 	StreamUsage bool `json:"streamUsage,omitempty"`
+	// Metrics, with Balancing EngineAware and a runtime whose metrics the operator knows, is
+	// where the pods' model server reports its load (engine.go); without it they are scored blind.
+	Metrics *EngineMetrics `json:"metrics,omitempty"`
 }
 
 // Rule sends the models it matches to Backend, then to Fallbacks in order when Backend fails.
@@ -188,13 +193,26 @@ func (d *Document) Validate() error {
 		}
 	}
 	switch d.Balancing {
-	case "", BalancingLeastRequest, BalancingPrefixAffinity:
+	case "", BalancingLeastRequest, BalancingPrefixAffinity, BalancingEngineAware:
 	default:
-		return fmt.Errorf("unknown balancing %q (want %s or %s)", d.Balancing, BalancingLeastRequest, BalancingPrefixAffinity)
+		return fmt.Errorf("unknown balancing %q (want %s, %s or %s)", d.Balancing, BalancingLeastRequest, BalancingPrefixAffinity, BalancingEngineAware)
+	}
+	if (d.Balancing == BalancingEngineAware) != (d.Engine != nil) {
+		return fmt.Errorf("engine must be set exactly when balancing is %s", BalancingEngineAware)
+	}
+	if d.Engine != nil {
+		if err := d.Engine.validate(); err != nil {
+			return err
+		}
 	}
 	for _, b := range d.Backends {
 		if s := b.Service; s != nil && (s.Namespace == "" || s.Name == "" || s.Port == "") {
 			return fmt.Errorf("backend %q has a service without namespace, name or port", b.Name)
+		}
+		if m := b.Metrics; m != nil {
+			if err := m.validate(); err != nil {
+				return fmt.Errorf("backend %q: %w", b.Name, err)
+			}
 		}
 	}
 	for i, r := range d.Rules {

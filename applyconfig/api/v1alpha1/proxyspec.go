@@ -33,8 +33,10 @@ type ProxySpecApplyConfiguration struct {
 	PodLabels map[string]apiv1alpha1.LabelValue `json:"podLabels,omitempty"`
 	// apiKeySecretRef names a Secret whose values are the API keys clients must send as "Authorization: Bearer <key>". It is mounted as a volume, so a rotated key works without a restart. When unset, the router accepts every request: anyone who reaches its Service spends the external API keys.
 	APIKeySecretRef *LocalObjectReferenceApplyConfiguration `json:"apiKeySecretRef,omitempty"`
-	// balancing is how the proxy chooses among the ready pods of an InferenceService backend. LeastRequest sends each request to the less busy of two pods picked at random, counting the requests and open streams the proxy has in flight to each. PrefixAffinity sends a request to the pod that was sent the longest start of its prompt's text (in blocks of 128 bytes, so conversations sharing a system prompt meet on one pod and a conversation's next turn follows its earlier turns), so that its prefix cache is reused, as long as that pod is not busier than 1.25 times the mean; with no such pod, least request; a request with an x-session-id header sticks to a pod by that header instead. External backends are not balanced by the proxy. Defaults to LeastRequest.
+	// balancing is how the proxy chooses among the ready pods of an InferenceService backend. LeastRequest sends each request to the less busy of two pods picked at random, counting the requests and open streams the proxy has in flight to each. PrefixAffinity sends a request to the pod that was sent the longest start of its prompt's text (in blocks of 128 bytes, so conversations sharing a system prompt meet on one pod and a conversation's next turn follows its earlier turns), so that its prefix cache is reused, as long as that pod is not busier than 1.25 times the mean; with no such pod, least request; a request with an x-session-id header sticks to a pod by that header instead. EngineAware scores each pod on what its model server reports (requests waiting and running, KV-cache use, read from its metrics endpoint every 100ms), this proxy's requests in flight to it and its prefix match, weighted by engineScoring; a pod whose metrics cannot be read goes by this proxy's own counts. External backends are not balanced by the proxy. Defaults to LeastRequest.
 	Balancing *apiv1alpha1.BalancingPolicy `json:"balancing,omitempty"`
+	// engineScoring weighs the terms of EngineAware balancing; only with balancing: EngineAware.
+	EngineScoring *EngineScoringApplyConfiguration `json:"engineScoring,omitempty"`
 	// podAnnotations are added to the annotations of the proxy pods. They win over the operator's own annotations. At most 64 annotations; keys follow the Kubernetes annotation key syntax.
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 }
@@ -131,6 +133,14 @@ func (b *ProxySpecApplyConfiguration) WithAPIKeySecretRef(value *LocalObjectRefe
 // If called multiple times, the Balancing field is set to the value of the last call.
 func (b *ProxySpecApplyConfiguration) WithBalancing(value apiv1alpha1.BalancingPolicy) *ProxySpecApplyConfiguration {
 	b.Balancing = &value
+	return b
+}
+
+// WithEngineScoring sets the EngineScoring field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EngineScoring field is set to the value of the last call.
+func (b *ProxySpecApplyConfiguration) WithEngineScoring(value *EngineScoringApplyConfiguration) *ProxySpecApplyConfiguration {
+	b.EngineScoring = value
 	return b
 }
 

@@ -24,6 +24,9 @@ type Request struct {
 	Blocks []uint64
 	// Tried are pods this request already failed on: never picked again for it.
 	Tried []*Endpoint
+	// Engine, when set and there is no key, asks for engine-aware scoring (engine.go) of the
+	// pods' reported load, this proxy's in-flight counts and the prefix match of Blocks.
+	Engine *EngineScoring
 	// AllowEjected lets an ejected pod be picked when no other is left (the request's last
 	// option: better a pod that may have recovered than no answer).
 	AllowEjected bool
@@ -57,6 +60,8 @@ func (p *Pool) Choose(r Request, now time.Time) (*Endpoint, int) {
 	case r.HasKey:
 		e := p.bounded(s, cands, r.Key)
 		return e, e.sent.match(r.Blocks)
+	case r.Engine != nil:
+		return p.engineScored(cands, r, now)
 	case len(r.Blocks) > 0:
 		if e, n := p.scored(cands, r.Blocks); e != nil {
 			return e, n

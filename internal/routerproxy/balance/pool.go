@@ -23,6 +23,10 @@ type Endpoint struct {
 	health Health
 	// sent are the prompt blocks the proxy sent e (prefix scoring).
 	sent blocks
+	// engine is what e's model server last reported, sent64 the requests ever sent e
+	// (engine-aware scoring, engine.go).
+	engine atomic.Pointer[EngineLoad]
+	sent64 atomic.Int64
 }
 
 // Health is e's run of failures and its ejection.
@@ -32,7 +36,7 @@ func (e *Endpoint) Health() *Health { return &e.health }
 func (e *Endpoint) Outstanding() int64 { return e.outstanding.Load() }
 
 // Acquire counts a request to e; call Release when its response has ended.
-func (e *Endpoint) Acquire() { e.outstanding.Add(1) }
+func (e *Endpoint) Acquire() { e.outstanding.Add(1); e.sent64.Add(1) }
 
 // Release ends a request Acquire counted.
 func (e *Endpoint) Release() { e.outstanding.Add(-1) }
