@@ -167,6 +167,7 @@ func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingv1
 	if p := router.Spec.Proxy; p != nil && p.Balancing != nil {
 		doc.Balancing = string(*p.Balancing)
 	}
+	doc.Clients, doc.Limits = Clients(router)
 	for _, r := range res {
 		if !r.Resolved {
 			continue
@@ -310,6 +311,11 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 	}
 	if credentials != nil {
 		podSpec.WithVolumes(credentials)
+	}
+	if vol, arg := redisPassword(router); vol != nil {
+		container.WithVolumeMounts(corev1ac.VolumeMount().WithName(redisVolumeName).WithMountPath(RedisPasswordDir).WithReadOnly(true))
+		container.WithArgs(arg)
+		podSpec.WithVolumes(vol)
 	}
 	if len(proxy.NodeSelector) > 0 {
 		podSpec.WithNodeSelector(proxy.NodeSelector)

@@ -55,6 +55,9 @@ type Document struct {
 	// Balancing is how the proxy chooses among the pods of a backend with a Service:
 	// BalancingLeastRequest (also when empty) or BalancingPrefixAffinity.
 	Balancing string `json:"balancing,omitempty"`
+	// Clients and Limits are the named clients and where their limits are counted (limits.go).
+	Clients []Client     `json:"clients,omitempty"`
+	Limits  *LimitsStore `json:"limits,omitempty"`
 }
 
 // Balancing policies, as spec.proxy.balancing names them.
@@ -196,6 +199,9 @@ func (d *Document) Validate() error {
 		if s := b.Service; s != nil && (s.Namespace == "" || s.Name == "" || s.Port == "") {
 			return fmt.Errorf("backend %q has a service without namespace, name or port", b.Name)
 		}
+	}
+	if err := d.validateClients(); err != nil {
+		return err
 	}
 	for i, r := range d.Rules {
 		if len(r.Models) == 0 {
