@@ -11,22 +11,23 @@ const minute = 60_000.0
 
 // gcra decides a rate of limit per minute for a request costing cost, given the stored
 // theoretical arrival time tat and now (milliseconds). It returns whether the request fits, the
-// new tat to store when it does, how long until it would fit when it does not, and the window as
-// the headers show it.
+// tat to store when it does, and how long until it would fit when it does not.
 //
 // Note: the Redis script (redis.go) is this function in Lua; change both together
 // (TestMemoryAndRedisAgree runs both on the same sequence).
-func gcra(tat, now, limit, cost float64) (ok bool, newTAT, retry float64, w Window) {
-	interval := minute / limit
-	tat = max(tat, now)
-	next := tat + cost*interval
-	w = Window{Set: true, Limit: int64(limit)}
+func gcra(tat, now, limit, cost float64) (ok bool, next, retry float64) {
+	next = max(tat, now) + cost*minute/limit
 	if next-now > minute {
-		w.Remaining, w.Reset = remaining(tat, now, interval), ms(tat-now)
-		return false, tat, next - minute - now, w
+		return false, tat, next - minute - now
 	}
-	w.Remaining, w.Reset = remaining(next, now, interval), ms(next-now)
-	return true, next, 0, w
+	return true, next, 0
+}
+
+// window is a rate's state at tat, as the headers show it: what remains of the limit, and how
+// long until it is whole again.
+func window(tat, now, limit float64) Window {
+	tat = max(tat, now)
+	return Window{Set: true, Limit: int64(limit), Remaining: int64((minute - (tat - now)) / (minute / limit)), Reset: ms(tat - now)}
 }
 
 // settleRate moves tat by the difference between what was charged and what was reserved: a
@@ -35,5 +36,3 @@ func gcra(tat, now, limit, cost float64) (ok bool, newTAT, retry float64, w Wind
 func settleRate(tat, now, limit, delta float64) float64 {
 	return max(max(tat, now)+delta*minute/limit, now)
 }
-
-func remaining(tat, now, interval float64) int64 { return int64((minute - (tat - now)) / interval) }

@@ -50,19 +50,17 @@ func (m *memory) admit(t *Ticket, now time.Time) (Verdict, error) {
 			v.Allowed, v.Refused, v.RetryAfter = false, limit, ms(retry)
 		}
 	}
-	var rpm, tpm float64
+	rpm, tpm := c.rpm, c.tpm
 	if l.RequestsPerMinute > 0 {
-		var ok bool
-		var retry float64
-		ok, rpm, retry, v.Requests = gcra(c.rpm, at, float64(l.RequestsPerMinute), 1)
+		ok, next, retry := gcra(c.rpm, at, float64(l.RequestsPerMinute), 1)
+		rpm = next
 		if !ok {
 			refuse(LimitRequestsPerMinute, retry)
 		}
 	}
 	if l.TokensPerMinute > 0 {
-		var ok bool
-		var retry float64
-		ok, tpm, retry, v.Tokens = gcra(c.tpm, at, float64(l.TokensPerMinute), float64(t.reserved))
+		ok, next, retry := gcra(c.tpm, at, float64(l.TokensPerMinute), float64(t.reserved))
+		tpm = next
 		if t.reserved > l.TokensPerMinute {
 			refuse(LimitTokensPerMinute, 0)
 			v.TooLarge = v.Refused == LimitTokensPerMinute
@@ -79,14 +77,17 @@ func (m *memory) admit(t *Ticket, now time.Time) (Verdict, error) {
 	if l.ConcurrentRequests > 0 && c.inFlight >= l.ConcurrentRequests {
 		refuse(LimitConcurrentRequests, 1000)
 	}
-	if !v.Allowed {
-		return v, nil
+	if v.Allowed {
+		c.rpm, c.tpm = rpm, tpm
 	}
 	if l.RequestsPerMinute > 0 {
-		c.rpm = rpm
+		v.Requests = window(c.rpm, at, float64(l.RequestsPerMinute))
 	}
 	if l.TokensPerMinute > 0 {
-		c.tpm = tpm
+		v.Tokens = window(c.tpm, at, float64(l.TokensPerMinute))
+	}
+	if !v.Allowed {
+		return v, nil
 	}
 	c.dayUsed += t.reserved
 	c.monthUsed += t.reserved

@@ -43,25 +43,23 @@ local function refuse(i, r)
   if refused == 0 then refused = i; retry = r end
 end
 local function gcra(key, limit, c)
-  local interval = period / limit
   local tat = tonumber(redis.call('GET', key) or '0')
-  if tat < now then tat = now end
-  local nxt = tat + c * interval
-  if nxt - now > period then
-    return false, tat, nxt - period - now, math.floor((period - (tat - now)) / interval), tat - now
-  end
-  return true, nxt, 0, math.floor((period - (nxt - now)) / interval), nxt - now
+  local nxt = math.max(tat, now) + c * period / limit
+  if nxt - now > period then return false, tat, nxt - period - now end
+  return true, nxt, 0
+end
+local function window(tat, limit)
+  tat = math.max(tat, now)
+  return math.floor((period - (tat - now)) / (period / limit)), math.ceil(tat - now)
 end
 local out = {0, 0, 0, -1, 0, -1, 0}
-local rOK, rTAT, tOK, tTAT
+local rOK, rTAT, tOK, tTAT, r
 if rpm > 0 then
-  local r
-  rOK, rTAT, r, out[4], out[5] = gcra(KEYS[1], rpm, 1)
+  rOK, rTAT, r = gcra(KEYS[1], rpm, 1)
   if not rOK then refuse(1, r) end
 end
 if tpm > 0 then
-  local r
-  tOK, tTAT, r, out[6], out[7] = gcra(KEYS[2], tpm, cost)
+  tOK, tTAT, r = gcra(KEYS[2], tpm, cost)
   if cost > tpm then refuse(2, 0); if refused == 2 then large = 1 end
   elseif not tOK then refuse(2, r) end
 end
@@ -78,8 +76,13 @@ if refused == 0 then
   if lmonth > 0 then redis.call('INCRBY', KEYS[4], cost); redis.call('PEXPIREAT', KEYS[4], tonumber(ARGV[8]) + 86400000) end
   if lconc > 0 then redis.call('ZADD', KEYS[5], now + tonumber(ARGV[10]), ARGV[9]); redis.call('PEXPIRE', KEYS[5], tonumber(ARGV[10])) end
 end
+if refused ~= 0 then
+  rTAT = tonumber(redis.call('GET', KEYS[1]) or '0')
+  tTAT = tonumber(redis.call('GET', KEYS[2]) or '0')
+end
+if rpm > 0 then out[4], out[5] = window(rTAT, rpm) end
+if tpm > 0 then out[6], out[7] = window(tTAT, tpm) end
 out[1], out[2], out[3] = refused, math.ceil(retry), large
-out[5], out[7] = math.ceil(out[5]), math.ceil(out[7])
 return out
 `)
 
