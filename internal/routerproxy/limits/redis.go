@@ -189,3 +189,11 @@ func (s *redisStore) settle(t *Ticket, used int64) error {
 }
 
 func (s *redisStore) close() error { return s.c.Close() }
+
+// quiet drops go-redis's own log lines: plain text on stderr would break the proxy's JSON log,
+// and the limiter says once per change of state (a JSON line) that the store fails.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+func init() { redis.SetLogger(quiet{}) }
