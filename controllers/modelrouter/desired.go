@@ -294,6 +294,13 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 		container.WithArgs("--credentials-dir=" + CredentialsDir)
 	}
 
+	// The container is copied into the pod spec: everything it holds is set before.
+	redis, redisArg := redisPassword(router)
+	if redis != nil {
+		container.WithVolumeMounts(corev1ac.VolumeMount().WithName(redisVolumeName).WithMountPath(RedisPasswordDir).WithReadOnly(true))
+		container.WithArgs(redisArg)
+	}
+
 	podSpec := corev1ac.PodSpec().
 		WithServiceAccountName(Name(router)).
 		WithContainers(container).
@@ -312,10 +319,8 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 	if credentials != nil {
 		podSpec.WithVolumes(credentials)
 	}
-	if vol, arg := redisPassword(router); vol != nil {
-		container.WithVolumeMounts(corev1ac.VolumeMount().WithName(redisVolumeName).WithMountPath(RedisPasswordDir).WithReadOnly(true))
-		container.WithArgs(arg)
-		podSpec.WithVolumes(vol)
+	if redis != nil {
+		podSpec.WithVolumes(redis)
 	}
 	if len(proxy.NodeSelector) > 0 {
 		podSpec.WithNodeSelector(proxy.NodeSelector)

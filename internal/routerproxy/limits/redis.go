@@ -98,7 +98,8 @@ if tpm > 0 and delta ~= 0 then
   local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
   if tat < now then tat = now end
   tat = tat + delta * 60000 / tpm
-  if tat > now then redis.call('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 1000) end
+  if tat > now then redis.call('SET', KEYS[1], string.format('%.3f', tat), 'PX', math.ceil(tat - now) + 1000)
+  else redis.call('DEL', KEYS[1]) end
 end
 if delta ~= 0 and ARGV[6] == '1' then redis.call('INCRBY', KEYS[2], delta); redis.call('PEXPIREAT', KEYS[2], tonumber(ARGV[3]) + 86400000) end
 if delta ~= 0 and ARGV[7] == '1' then redis.call('INCRBY', KEYS[3], delta); redis.call('PEXPIREAT', KEYS[3], tonumber(ARGV[4]) + 86400000) end
