@@ -215,5 +215,82 @@ var _ = Describe("Client limits", func() {
 		resp, body = chat(p, "key-b", `{"model":"llama-3","messages":[]}`)
 		Expect(resp.StatusCode).To(Equal(http.StatusOK), body)
 	})
+
+	It("gives the configured failure mode within the Redis timeout while Redis is down, and enforces again once it is back, with the window it had [L6]", func() {
+		startOperator(ns, controllers.Config{})
+		redis := redisserver.Start(GinkgoT(), "")
+		cloud := newFakeOpenAI("cloud", upstreamOK)
+		limitedRouter(ns, cloud.URL, func(r *inferencev1alpha1.ModelRouter) {
+			r.Spec.Clients[0].Limits.RequestsPerMinute = ptr.To(int64(3))
+			r.Spec.Limits = &inferencev1alpha1.LimitsSpec{FailureMode: ptr.To(inferencev1alpha1.LimitsFailClosed),
+				Redis: &inferencev1alpha1.RedisSpec{Address: redis.Addr, Timeout: ptr.To("200ms")}}
+		})
+		p := runProxyAsDeployed(ns, "mr-router-proxy")
+		for range 3 {
+			resp, body := chat(p, "key-a", smallChat)
+			Expect(resp.StatusCode).To(Equal(http.StatusOK), body)
+		}
+		resp, _ := chat(p, "key-a", smallChat)
+		Expect(resp.StatusCode).To(Equal(http.StatusTooManyRequests))
+		// spent: the first answer that Redis decided again (it has the limit headers) is a 429:
+		// the spent window survived the restart.
+		spent := func() {
+			GinkgoHelper()
+			var resp *http.Response
+			var body string
+			Eventually(func() string {
+				resp, body = chat(p, "key-a", smallChat)
+				return resp.Header.Get("X-Ratelimit-Limit-Requests")
+			}).WithTimeout(10 * time.Second).WithPolling(200 * time.Millisecond).Should(Equal("3"))
+			Expect(resp.StatusCode).To(Equal(http.StatusTooManyRequests), body)
+			Expect(body).To(ContainSubstring("rate_limit_exceeded"))
+		}
+
+		By("fail-closed: Redis stopped, requests get 503 with Retry-After, each within the timeout")
+		redis.Stop()
+		for range 3 {
+			t0 := time.Now()
+			resp, body := chat(p, "key-a", smallChat)
+			Expect(time.Since(t0)).To(BeNumerically("<", time.Second))
+			Expect(resp.StatusCode).To(Equal(http.StatusServiceUnavailable), body)
+			Expect(body).To(ContainSubstring("limits_unavailable"))
+			Expect(resp.Header.Get("Retry-After")).To(Equal("1"))
+		}
+		Expect(p.metric(`llmkube_router_limits_store_errors_total{result="fail_closed"}`)).To(BeNumerically(">=", 1))
+		By("Redis back (its append-only file kept the spent window): refused again as rate-limited")
+		redis.Start()
+		spent()
+
+		By("fail-open: the router changed to FailOpen, Redis stopped, requests pass unlimited and say so")
+		editRouter(ns, "mr", func(r *inferencev1alpha1.ModelRouter) { r.Spec.Limits.FailureMode = ptr.To(inferencev1alpha1.LimitsFailOpen) })
+		cm := eventuallyConfigMap(ns, "mr-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
+			g.Expect(cm.Data[modelrouter.ConfigKey]).NotTo(ContainSubstring(`"failClosed"`))
+		})
+		p.remount("config", cm.Data)
+		Eventually(func() float64 { return p.metric(`llmkube_router_config_reloads_total{result="applied"}`) }).Should(BeNumerically(">=", 1))
+		redis.Stop()
+		Eventually(func(g Gomega) {
+			resp, body := chat(p, "key-a", smallChat)
+			g.Expect(resp.StatusCode).To(Equal(http.StatusOK), body)
+			g.Expect(resp.Header.Get("X-Ratelimit-Limit-Requests")).To(BeEmpty())
+		}).WithTimeout(5 * time.Second).Should(Succeed())
+		Expect(p.metric(`llmkube_router_limits_store_errors_total{result="fail_open"}`)).To(BeNumerically(">=", 1))
+		Expect(p.metric(`llmkube_router_limits_store_up`)).To(Equal(0.0))
+		Expect(logged(p, "limits store does not answer")).To(BeTrue())
+		redis.Start()
+		spent()
+		Expect(p.metric(`llmkube_router_limits_store_up`)).To(Equal(1.0))
+	})
 })
 
+// logged says the proxy wrote a log line with msg starting with prefix.
+func logged(p *proxyProcess, prefix string) bool {
+	p.logMu.Lock()
+	defer p.logMu.Unlock()
+	for _, l := range p.logs {
+		if m, _ := l["msg"].(string); strings.HasPrefix(m, prefix) {
+			return true
+		}
+	}
+	return false
+}
