@@ -69,7 +69,7 @@ func TestMemoryAndRedisAgree(t *testing.T) {
 	}
 }
 
-// [L7] A day quota renews at 00:00 UTC and a month quota on the 1st, in both stores; a request's
+// Proves L7. A day quota renews at 00:00 UTC and a month quota on the 1st, in both stores; a request's
 // settlement after midnight is charged to the day it was admitted in.
 func TestQuotaRollsOverAtTheUTCDayAndMonth(t *testing.T) {
 	rs := redisFor(t, redisserver.Start(t, ""))
@@ -98,7 +98,7 @@ func TestQuotaRollsOverAtTheUTCDayAndMonth(t *testing.T) {
 	}
 }
 
-// [L7] A Redis restart (appendonly yes, the configuration docs/limits.md recommends) keeps a
+// Proves L7. A Redis restart (appendonly yes, the configuration docs/limits.md recommends) keeps a
 // spent quota.
 func TestRedisRestartKeepsTheQuota(t *testing.T) {
 	srv := redisserver.Start(t, "")
@@ -124,7 +124,7 @@ func TestRedisRestartKeepsTheQuota(t *testing.T) {
 	}
 }
 
-// [L6] A Redis that does not answer costs a request at most the timeout, then gives the failure
+// Proves L6. A Redis that does not answer costs a request at most the timeout, then gives the failure
 // mode; requests in the next second do not wait at all.
 func TestUnreachableRedisGivesTheFailureModeWithinTheTimeout(t *testing.T) {
 	for _, closed := range []bool{false, true} {
@@ -160,7 +160,7 @@ func TestUnreachableRedisGivesTheFailureModeWithinTheTimeout(t *testing.T) {
 	}
 }
 
-// [L3] The headers OpenAI's clients read: limit, remaining and reset per requests and tokens, and
+// Proves L3. The headers OpenAI's clients read: limit, remaining and reset per requests and tokens, and
 // on a refusal Retry-After in whole seconds (rounded up) and retry-after-ms.
 func TestVerdictHeaders(t *testing.T) {
 	m := newMemory()
