@@ -262,7 +262,9 @@ var _ = Describe("Client limits", func() {
 		spent()
 
 		By("fail-open: the router changed to FailOpen, Redis stopped, requests pass unlimited and say so")
-		editRouter(ns, "mr", func(r *inferencev1alpha1.ModelRouter) { r.Spec.Limits.FailureMode = ptr.To(inferencev1alpha1.LimitsFailOpen) })
+		editRouter(ns, "mr", func(r *inferencev1alpha1.ModelRouter) {
+			r.Spec.Limits.FailureMode = ptr.To(inferencev1alpha1.LimitsFailOpen)
+		})
 		cm := eventuallyConfigMap(ns, "mr-router-proxy", func(g Gomega, cm *corev1.ConfigMap) {
 			g.Expect(cm.Data[modelrouter.ConfigKey]).NotTo(ContainSubstring(`"failClosed"`))
 		})
