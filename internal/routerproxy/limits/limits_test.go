@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package limits
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"testing"
@@ -183,6 +184,34 @@ func TestVerdictHeaders(t *testing.T) {
 	for k, w := range want {
 		if h.Get(k) != w {
 			t.Errorf("%s = %q, want %q", k, h.Get(k), w)
+		}
+	}
+}
+
+// Proves L3. Concurrent requests: a client at its limit is refused until one of its requests
+// ends, in both stores.
+func TestConcurrentRequestsAreReleasedWhenARequestEnds(t *testing.T) {
+	rs := redisFor(t, redisserver.Start(t, ""))
+	c := client(routingv1.Limits{ConcurrentRequests: 2})
+	now := time.Now()
+	for name, s := range map[string]store{"memory": newMemory(), "redis": rs} {
+		var held []*Ticket
+		for i := range 2 {
+			tk := newTicket("conc/"+name, c, 1, fmt.Sprint("r", i), now)
+			if v, err := s.admit(tk, now); err != nil || !v.Allowed {
+				t.Fatalf("%s: request %d refused (%v)", name, i, err)
+			}
+			held = append(held, tk)
+		}
+		v, err := s.admit(newTicket("conc/"+name, c, 1, "r2", now), now)
+		if err != nil || v.Allowed || v.Refused != LimitConcurrentRequests {
+			t.Fatalf("%s: a third concurrent request: %+v %v", name, v, err)
+		}
+		if err := s.settle(held[0], 1); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := s.admit(newTicket("conc/"+name, c, 1, "r3", now), now); err != nil || !v.Allowed {
+			t.Fatalf("%s: refused after a request ended: %+v %v", name, v, err)
 		}
 	}
 }
