@@ -186,9 +186,12 @@ var _ = Describe("Client limits", func() {
 			r.Spec.Limits = &inferencev1alpha1.LimitsSpec{Redis: &inferencev1alpha1.RedisSpec{Address: redis.Addr}}
 		})
 		p := runProxyAsDeployed(ns, "mr-router-proxy")
+		sent := 0.0
 		remaining := func(body string) int64 {
 			resp, b := chat(p, "key-a", body)
 			Expect(resp.StatusCode).To(Equal(http.StatusOK), b)
+			sent++ // its charge reaches Redis after the answer, in the settlement worker's next batch
+			Eventually(func() float64 { return p.metric(`llmkube_router_limits_settled_total`) }).Should(Equal(sent))
 			n, err := strconv.ParseInt(resp.Header.Get("X-Ratelimit-Remaining-Tokens"), 10, 64)
 			Expect(err).NotTo(HaveOccurred())
 			return n

@@ -44,7 +44,10 @@ func New(s *routingv1.LimitsStore, passwordFile string, m *Metrics, log *slog.Lo
 	if s.Redis != nil {
 		r := *s.Redis
 		l.cfg.Redis = &r
-		l.store, l.shared = newRedisStore(s.Redis, passwordFile), true
+		rs := newRedisStore(s.Redis, passwordFile)
+		rs.failed = func(err error) { l.settleFailed(err) }
+		rs.settled = func(n int) { m.settled.Add(float64(n)) }
+		l.store, l.shared = rs, true
 	} else {
 		l.store = newMemory()
 	}
@@ -106,9 +109,13 @@ func (l *Limiter) Settle(t *Ticket, used int64) {
 		err = l.store.settle(t, used)
 	}
 	if err != nil {
-		l.metrics.storeErrors.WithLabelValues("settle").Inc()
-		l.log.Warn("limits store: settling a request failed; its reservation stands", "error", err.Error())
+		l.settleFailed(err)
 	}
+}
+
+func (l *Limiter) settleFailed(err error) {
+	l.metrics.storeErrors.WithLabelValues("settle").Inc()
+	l.log.Warn("limits store: settling requests failed; their reservations stand", "error", err.Error())
 }
 
 type quietError struct{}
@@ -156,6 +163,7 @@ type Metrics struct {
 	storeErrors *prometheus.CounterVec
 	storeUp     prometheus.Gauge
 	shared      prometheus.Gauge
+	settled     prometheus.Counter
 }
 
 // NewMetrics registers the limits metrics. Label values are bounded: client names come from the
@@ -175,8 +183,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "llmkube_router_limits_shared", Help: "1 when client limits are counted in Redis, shared by every replica; 0 when this replica counts them alone.",
 		}),
 	}
+	m.settled = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "llmkube_router_limits_settled_total", Help: "Requests whose metered tokens were charged to their client's limits in Redis (sent in pipelined batches after the answer).",
+	})
 	m.storeUp.Set(1)
-	reg.MustRegister(m.refusals, m.storeErrors, m.storeUp, m.shared)
+	reg.MustRegister(m.refusals, m.storeErrors, m.storeUp, m.shared, m.settled)
 	for _, r := range []string{"fail_open", "fail_closed", "settle"} {
 		m.storeErrors.WithLabelValues(r)
 	}

@@ -60,7 +60,7 @@ func TestMemoryAndRedisAgree(t *testing.T) {
 				t.Fatalf("%s step %d: allowed=%v refused=%q, want allowed=%v refused=%q", name, i, v.Allowed, v.Refused, st.allowed, st.refused)
 			}
 			if v.Allowed {
-				if err := s.settle(tk, st.used); err != nil {
+				if err := settleNow(s, tk, st.used); err != nil {
 					t.Fatalf("%s settle %d: %v", name, i, err)
 				}
 			} else if v.RetryAfter <= 0 || v.RetryAfter > time.Minute {
@@ -84,7 +84,7 @@ func TestQuotaRollsOverAtTheUTCDayAndMonth(t *testing.T) {
 			if v, _ := s.admit(tk, before); !v.Allowed {
 				t.Fatalf("%s %+v: the first request was refused", name, l)
 			}
-			_ = s.settle(tk, 100) // the whole quota, charged after midnight
+			_ = settleNow(s, tk, 100) // the whole quota, charged after midnight
 			v, err := s.admit(newTicket(prefix, c, 10, "r2", before), before)
 			if err != nil || v.Allowed {
 				t.Fatalf("%s %+v: a request of the spent day passed (err %v)", name, l, err)
@@ -207,7 +207,7 @@ func TestConcurrentRequestsAreReleasedWhenARequestEnds(t *testing.T) {
 		if err != nil || v.Allowed || v.Refused != LimitConcurrentRequests {
 			t.Fatalf("%s: a third concurrent request: %+v %v", name, v, err)
 		}
-		if err := s.settle(held[0], 1); err != nil {
+		if err := settleNow(s, held[0], 1); err != nil {
 			t.Fatal(err)
 		}
 		if v, err := s.admit(newTicket("conc/"+name, c, 1, "r3", now), now); err != nil || !v.Allowed {

@@ -115,7 +115,27 @@ const leaseMs = int64(30 * time.Minute / time.Millisecond)
 type redisStore struct {
 	c       *redis.Client
 	timeout time.Duration
+	// queue holds the settlements a worker sends in pipelined batches, off the requests' path;
+	// done stops the worker. failed and settled report each batch's result (the limiter's
+	// metrics and log).
+	queue   chan settlement
+	done    chan struct{}
+	failed  func(error)
+	settled func(int)
 }
+
+// settlement is one request's charge, waiting for the worker.
+type settlement struct {
+	t    *Ticket
+	used int64
+}
+
+// settleQueue bounds the settlements waiting (about 200 bytes each): a fuller queue makes
+// Settle send its own, so memory never grows with a slow Redis.
+const settleQueue = 4096
+
+// settleBatch is the most settlements one pipelined round trip carries.
+const settleBatch = 128
 
 // newRedisStore connects lazily (the first call dials). passwordFile, when set, is read at each
 // new connection, so a rotated password is used without a restart.
@@ -142,7 +162,10 @@ func newRedisStore(r *routingv1.Redis, passwordFile string) *redisStore {
 			o.TLSConfig.ServerName = r.ServerName
 		}
 	}
-	return &redisStore{c: redis.NewClient(o), timeout: t}
+	s := &redisStore{c: redis.NewClient(o), timeout: t, queue: make(chan settlement, settleQueue), done: make(chan struct{}),
+		failed: func(error) {}, settled: func(int) {}}
+	go s.settleLoop()
+	return s
 }
 
 func (s *redisStore) admit(t *Ticket, _ time.Time) (Verdict, error) {
@@ -174,22 +197,89 @@ func (s *redisStore) admit(t *Ticket, _ time.Time) (Verdict, error) {
 	return v, nil
 }
 
+// settle queues the charge for the worker (synchronously when the queue is full).
+//
+// Note: a settlement is not on the request's path: the answer is complete, and a keep-alive
+// client's next request should not wait for a round trip to Redis. The worker sends what
+// queued meanwhile in one pipelined round trip, so under load settlements cost Redis one round
+// trip per batch, not per request. A request admitted right after another's answer may not yet
+// see its charge (a few milliseconds).
 func (s *redisStore) settle(t *Ticket, used int64) error {
-	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
-	defer cancel()
-	l := t.limits
-	flag := func(n int64) string {
-		if n > 0 {
-			return "1"
+	select {
+	case s.queue <- settlement{t, used}:
+		return nil
+	default:
+		err := s.send([]settlement{{t, used}})
+		if err == nil {
+			s.settled(1)
 		}
-		return "0"
+		return err
 	}
-	return settleScript.Run(ctx, s.c, []string{t.tpmKey(), t.dayKey(), t.monthKey(), t.concKey()},
-		l.TokensPerMinute, used-t.reserved, t.day.end.UnixMilli(), t.month.end.UnixMilli(), t.id,
-		flag(l.TokensPerDay), flag(l.TokensPerMonth)).Err()
 }
 
-func (s *redisStore) close() error { return s.c.Close() }
+func (s *redisStore) settleLoop() {
+	batch := make([]settlement, 0, settleBatch)
+	for {
+		select {
+		case <-s.done:
+			return
+		case first := <-s.queue:
+			batch = append(batch[:0], first)
+		more:
+			for len(batch) < settleBatch {
+				select {
+				case next := <-s.queue:
+					batch = append(batch, next)
+				default:
+					break more
+				}
+			}
+			if err := s.send(batch); err != nil {
+				s.failed(err)
+				continue
+			}
+			s.settled(len(batch))
+		}
+	}
+}
+
+// send runs settleScript for each settlement in one pipeline; a Redis that lost its scripts (a
+// restart) gets them loaded again and the batch once more.
+func (s *redisStore) send(batch []settlement) error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	run := func() error {
+		pipe := s.c.Pipeline()
+		for _, b := range batch {
+			t, l := b.t, b.t.limits
+			settleScript.EvalSha(ctx, pipe, []string{t.tpmKey(), t.dayKey(), t.monthKey(), t.concKey()},
+				l.TokensPerMinute, b.used-t.reserved, t.day.end.UnixMilli(), t.month.end.UnixMilli(), t.id,
+				counted(l.TokensPerDay), counted(l.TokensPerMonth))
+		}
+		_, err := pipe.Exec(ctx)
+		return err
+	}
+	err := run()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if err = settleScript.Load(ctx, s.c).Err(); err == nil {
+			err = run()
+		}
+	}
+	return err
+}
+
+// counted is "1" when a quota is set: the script charges only the quotas that are.
+func counted(quota int64) string {
+	if quota > 0 {
+		return "1"
+	}
+	return "0"
+}
+
+func (s *redisStore) close() error {
+	close(s.done)
+	return s.c.Close()
+}
 
 // quiet drops go-redis's own log lines: plain text on stderr would break the proxy's JSON log,
 // and the limiter says once per change of state (a JSON line) that the store fails.
