@@ -74,6 +74,18 @@ func mayUse(c *routingv1.Client, model string) *apiError {
 	return invalidRequest(http.StatusForbidden, "model_not_found", "model", fmt.Sprintf("The client %q does not have access to model %q.", c.Name, model))
 }
 
+// allowedModels are the entries of list the client may use: GET /v1/models lists only those, as
+// OpenAI lists a project only the models it has access to.
+func allowedModels(c *routingv1.Client, list []model) []model {
+	out := make([]model, 0, len(list))
+	for _, m := range list {
+		if mayUse(c, m.ID) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // admitTeam asks the client's limits and writes their headers, which every answer to the client
 // carries; a refusal is 429 rate_limit_exceeded (or 503 when the store does not answer and the
 // router fails closed).

@@ -183,6 +183,7 @@ var _ = Describe("Client limits", func() {
 		redis, cloud := limitsWorld(ns, "")
 		limitedRouter(ns, cloud.URL, func(r *inferencev1alpha1.ModelRouter) {
 			r.Spec.Clients[0].Limits.TokensPerMinute = ptr.To(int64(60000))
+			r.Spec.Rules = []inferencev1alpha1.RoutingRule{rule("gpt", "cloud", []string{"gpt-4o", "gpt-4o-mini"})}
 			r.Spec.Limits = &inferencev1alpha1.LimitsSpec{Redis: &inferencev1alpha1.RedisSpec{Address: redis.Addr}}
 		})
 		p := runProxyAsDeployed(ns, "mr-router-proxy")
@@ -211,7 +212,7 @@ var _ = Describe("Client limits", func() {
 			Expect(diff).To(BeNumerically("<=", c.metered+1), "charged more than the metered usage")
 			Expect(diff).To(BeNumerically(">=", c.metered-40), "the reservation was not replaced by the metered usage (%d)", diff)
 		}
-		Expect(p.metric(`llmkube_router_tokens_total{backend="cloud",client="team-a",model="other",type="output"}`)).To(BeNumerically(">=", 3+2))
+		Expect(p.metric(`llmkube_router_tokens_total{backend="cloud",client="team-a",model="gpt-4o",type="output"}`)).To(BeNumerically(">=", 3+2))
 
 		By("a model outside the client's list is 403 model_not_found; inside it, served")
 		resp, body := chat(p, "key-b", smallChat)
@@ -220,6 +221,26 @@ var _ = Describe("Client limits", func() {
 		Expect(body).To(ContainSubstring(`does not have access to model \"gpt-4o\"`))
 		resp, body = chat(p, "key-b", `{"model":"llama-3","messages":[]}`)
 		Expect(resp.StatusCode).To(Equal(http.StatusOK), body)
+
+		By("GET /v1/models lists a client only the models it may use, and /v1/models/{id} of another is 404")
+		models := func(key, path string) (int, string) {
+			req, _ := http.NewRequest(http.MethodGet, p.url(path), nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			resp, err := http.DefaultClient.Do(req)
+			Expect(err).NotTo(HaveOccurred())
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		_, body = models("key-b", "/v1/models")
+		Expect(body).To(ContainSubstring(`"id":"gpt-4o-mini"`))
+		Expect(body).NotTo(ContainSubstring(`"id":"gpt-4o"`))
+		_, body = models("key-a", "/v1/models")
+		Expect(body).To(ContainSubstring(`"id":"gpt-4o"`))
+		code, _ := models("key-b", "/v1/models/gpt-4o")
+		Expect(code).To(Equal(http.StatusNotFound))
+		code, _ = models("key-b", "/v1/models/gpt-4o-mini")
+		Expect(code).To(Equal(http.StatusOK))
 	})
 
 	It("gives the configured failure mode within the Redis timeout while Redis is down, and enforces again once it is back, with the window it had [L6]", func() {
