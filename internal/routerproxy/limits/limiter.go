@@ -92,7 +92,7 @@ func (l *Limiter) Admit(c *routingv1.Client, reserve int64, id string) (Verdict,
 	}
 	l.recovered()
 	if !v.Allowed {
-		l.metrics.refusals.WithLabelValues(c.Name, v.Refused).Inc()
+		l.metrics.refusals.WithLabelValues(v.Refused).Inc()
 		return v, nil
 	}
 	return v, t
@@ -166,13 +166,13 @@ type Metrics struct {
 	settled     prometheus.Counter
 }
 
-// NewMetrics registers the limits metrics. Label values are bounded: client names come from the
-// routing document, limits and results are this package's constants.
+// NewMetrics registers the limits metrics, every series at 0 from the start. Label values are
+// this package's constants; the refusals of one client are its requests_total{code="429"}.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "llmkube_router_limits_refusals_total", Help: "Requests refused with 429 by a client limit, by client and limit (requests_per_minute, tokens_per_minute, tokens_per_day, tokens_per_month, concurrent_requests).",
-		}, []string{"client", "limit"}),
+			Name: "llmkube_router_limits_refusals_total", Help: "Requests refused with 429 by a client limit, by limit (requests_per_minute, tokens_per_minute, tokens_per_day, tokens_per_month, concurrent_requests); by client: llmkube_router_requests_total{code=\"429\"}.",
+		}, []string{"limit"}),
 		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "llmkube_router_limits_store_errors_total", Help: "Calls to the limits store (Redis) that failed or passed their timeout, by what the request got: fail_open (let through unlimited), fail_closed (503), or settle (a charge after the answer was lost).",
 		}, []string{"result"}),
@@ -190,6 +190,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	reg.MustRegister(m.refusals, m.storeErrors, m.storeUp, m.shared, m.settled)
 	for _, r := range []string{"fail_open", "fail_closed", "settle"} {
 		m.storeErrors.WithLabelValues(r)
+	}
+	for _, l := range allLimits {
+		m.refusals.WithLabelValues(l)
 	}
 	return m
 }
