@@ -31,6 +31,18 @@ func limitsCondition(g Gomega, ns string) *metav1.Condition {
 	return meta.FindStatusCondition(r.Status.Conditions, modelrouter.ConditionLimitsShared)
 }
 
+// expectLimitsCondition expects the router's LimitsShared condition with status, reason and a
+// message holding every one of says.
+func expectLimitsCondition(g Gomega, ns string, status metav1.ConditionStatus, reason string, says ...string) {
+	c := limitsCondition(g, ns)
+	g.Expect(c).NotTo(BeNil())
+	g.Expect(c.Status).To(Equal(status))
+	g.Expect(c.Reason).To(Equal(reason))
+	for _, m := range says {
+		g.Expect(c.Message).To(ContainSubstring(m))
+	}
+}
+
 var _ = Describe("Client limits, the operator's side", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
@@ -51,11 +63,8 @@ var _ = Describe("Client limits, the operator's side", func() {
 		}))
 		Expect(doc.Limits).To(Equal(&routingv1.LimitsStore{KeyPrefix: "llmkube/" + ns + "/mr"}))
 		Eventually(func(g Gomega) {
-			c := limitsCondition(g, ns)
-			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
-			g.Expect(c.Reason).To(Equal(modelrouter.ReasonLimitsPerReplica))
-			g.Expect(c.Message).To(ContainSubstring("each of the 3 proxy replicas enforces every limit alone, so up to 3 times each limit passes"))
+			expectLimitsCondition(g, ns, metav1.ConditionFalse, modelrouter.ReasonLimitsPerReplica,
+				"each of the 3 proxy replicas enforces every limit alone, so up to 3 times each limit passes")
 		}).Should(Succeed())
 
 		By("a Redis with a password: shared, the password's one key mounted and passed to the proxy")
@@ -64,12 +73,7 @@ var _ = Describe("Client limits, the operator's side", func() {
 				PasswordSecretRef: &inferencev1alpha1.SecretKeySelector{Name: "redis-auth", Key: "pw"}}}
 		})
 		Eventually(func(g Gomega) {
-			c := limitsCondition(g, ns)
-			g.Expect(c).NotTo(BeNil())
-			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
-			g.Expect(c.Reason).To(Equal(modelrouter.ReasonLimitsShared))
-			g.Expect(c.Message).To(ContainSubstring("Redis redis.cache:6379"))
-			g.Expect(c.Message).To(ContainSubstring("fail-open"))
+			expectLimitsCondition(g, ns, metav1.ConditionTrue, modelrouter.ReasonLimitsShared, "Redis redis.cache:6379", "fail-open")
 			d := &appsv1.Deployment{}
 			g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "mr-router-proxy"}, d)).To(Succeed())
 			g.Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElement("--redis-password-file=/etc/router-proxy-redis/password"))
