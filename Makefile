@@ -130,7 +130,7 @@ bench-fair: envtest-bin ## Operator process against the unthrottled floor and th
 PROXY_BENCH_ARGS ?= -c 64 -d 5s -r 3 -ttfb 500 -streams 1000 -out docs/benchmarks
 
 .PHONY: bench-proxy
-bench-proxy: ## The router-proxy against direct and a plain httputil.ReverseProxy hop, in one run; writes docs/benchmarks/proxy.md.
+bench-proxy: ## The router-proxy against direct and a plain httputil.ReverseProxy hop, and client limits in Redis against limits off (needs redis-server; -limits=false skips it), in one run; writes docs/benchmarks/proxy.md.
 	go build -o bin/router-proxy ./cmd/router-proxy
 	go run ./cmd/bench-proxy -proxy-binary bin/router-proxy $(PROXY_BENCH_ARGS)
 

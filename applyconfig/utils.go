@@ -28,6 +28,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.BackendApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BackendStatus"):
 		return &apiv1alpha1.BackendStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ClientLimits"):
+		return &apiv1alpha1.ClientLimitsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("DisruptionSpec"):
 		return &apiv1alpha1.DisruptionSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EndpointPickerPort"):
@@ -50,6 +52,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.InferenceServiceSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("InferenceServiceStatus"):
 		return &apiv1alpha1.InferenceServiceStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LimitsSpec"):
+		return &apiv1alpha1.LimitsSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeGPUFields"):
 		return &apiv1alpha1.LLMKubeGPUFieldsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeHardwareFields"):
@@ -88,14 +92,22 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ProxyResourcesApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ProxySpec"):
 		return &apiv1alpha1.ProxySpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RedisSpec"):
+		return &apiv1alpha1.RedisSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RedisTLS"):
+		return &apiv1alpha1.RedisTLSApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ResourceSpec"):
 		return &apiv1alpha1.ResourceSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RolloutPolicy"):
 		return &apiv1alpha1.RolloutPolicyApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RouterClient"):
+		return &apiv1alpha1.RouterClientApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RoutingRule"):
 		return &apiv1alpha1.RoutingRuleApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SecretKeyReference"):
 		return &apiv1alpha1.SecretKeyReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("SecretKeySelector"):
+		return &apiv1alpha1.SecretKeySelectorApplyConfiguration{}
 
 	}
 	return nil

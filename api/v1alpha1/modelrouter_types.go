@@ -21,6 +21,8 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.defaultRoute) || self.backends.exists(b, b.name == self.defaultRoute)",message="spec.defaultRoute must name one of spec.backends"
 // +kubebuilder:validation:XValidation:rule="!has(self.rules) || self.rules.all(r, self.backends.exists(b, b.name == r.backend))",messageExpression="'spec.rules[%d].backend: %s (rule %s) is not the name of any of spec.backends %s: name one of those, or add a backend with that name'.format([self.rules.indexOf(self.rules.filter(r, !self.backends.exists(b, b.name == r.backend))[0]), self.rules.filter(r, !self.backends.exists(b, b.name == r.backend))[0].backend, self.rules.filter(r, !self.backends.exists(b, b.name == r.backend))[0].name, self.backends.map(b, b.name)])"
 // +kubebuilder:validation:XValidation:rule="!has(self.rules) || self.rules.all(r, !has(r.fallbacks) || r.fallbacks.all(f, self.backends.exists(b, b.name == f)))",message="every spec.rules[].fallbacks entry must name one of spec.backends"
+// +kubebuilder:validation:XValidation:rule="!has(self.clients) || (has(self.proxy) && has(self.proxy.apiKeySecretRef))",message="spec.clients needs spec.proxy.apiKeySecretRef: a client is known by the keys of that Secret it sends"
+// +kubebuilder:validation:XValidation:rule="!has(self.clients) || self.clients.all(c, c.secretKeys.all(k, self.clients.filter(d, k in d.secretKeys).size() == 1))",message="spec.clients[].secretKeys: a key of the Secret belongs to at most one client"
 type ModelRouterSpec struct {
 	// backends are the places the router can send requests to: InferenceServices in the same namespace or external APIs. Entries are merged by name, so several tools can each manage their own backends. At least 1 and at most 64 items.
 	// +required
@@ -49,6 +51,17 @@ type ModelRouterSpec struct {
 	// proxy configures the router-proxy pods: replicas, image, resources and scheduling. When unset, one pod of the default image.
 	// +optional
 	Proxy *ProxySpec `json:"proxy,omitempty"`
+
+	// clients name the teams that use the router, by the keys of spec.proxy.apiKeySecretRef they send: the models each may use and its limits (modelrouter_limits_types.go). A key no client names may use every model without limit. Entries are merged by name. At most 64 items.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	Clients []RouterClient `json:"clients,omitempty"`
+
+	// limits says where the proxy replicas count the clients' limits (a shared Redis, or each replica alone) and what they do when they cannot.
+	// +optional
+	Limits *LimitsSpec `json:"limits,omitempty"`
 }
 
 // Backend is one place requests can go: an InferenceService or an external API.

@@ -76,6 +76,24 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.BalancingPolicy
   scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.ClientLimits
+  map:
+    fields:
+    - name: concurrentRequests
+      type:
+        scalar: numeric
+    - name: requestsPerMinute
+      type:
+        scalar: numeric
+    - name: tokensPerDay
+      type:
+        scalar: numeric
+    - name: tokensPerMinute
+      type:
+        scalar: numeric
+    - name: tokensPerMonth
+      type:
+        scalar: numeric
 - name: com.github.llmkube.operator.api.v1alpha1.DisruptionSpec
   map:
     fields:
@@ -405,6 +423,17 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.LabelValue
   scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.LimitsFailureMode
+  scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.LimitsSpec
+  map:
+    fields:
+    - name: failureMode
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.LimitsFailureMode
+    - name: redis
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.RedisSpec
 - name: com.github.llmkube.operator.api.v1alpha1.LocalObjectReference
   map:
     fields:
@@ -584,12 +613,23 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - name
+    - name: clients
+      type:
+        list:
+          elementType:
+            namedType: com.github.llmkube.operator.api.v1alpha1.RouterClient
+          elementRelationship: associative
+          keys:
+          - name
     - name: defaultRoute
       type:
         scalar: string
     - name: endpoint
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.EndpointSpec
+    - name: limits
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.LimitsSpec
     - name: proxy
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.ProxySpec
@@ -693,6 +733,27 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: revisionHistoryLimit
       type:
         scalar: numeric
+- name: com.github.llmkube.operator.api.v1alpha1.RedisSpec
+  map:
+    fields:
+    - name: address
+      type:
+        scalar: string
+    - name: passwordSecretRef
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.SecretKeySelector
+    - name: timeout
+      type:
+        scalar: string
+    - name: tls
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.RedisTLS
+- name: com.github.llmkube.operator.api.v1alpha1.RedisTLS
+  map:
+    fields:
+    - name: serverName
+      type:
+        scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.ResourceSpec
   map:
     fields:
@@ -723,6 +784,27 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: waitForIdle
       type:
         scalar: boolean
+- name: com.github.llmkube.operator.api.v1alpha1.RouterClient
+  map:
+    fields:
+    - name: limits
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.ClientLimits
+    - name: models
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+    - name: name
+      type:
+        scalar: string
+    - name: secretKeys
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
 - name: com.github.llmkube.operator.api.v1alpha1.RoutingRule
   map:
     fields:
@@ -750,6 +832,15 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.llmkube.operator.api.v1alpha1.Runtime
   scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.SecretKeyReference
+  map:
+    fields:
+    - name: key
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.SecretKeySelector
   map:
     fields:
     - name: key

@@ -44,6 +44,7 @@ func main() {
 	flag.IntVar(&o.UploadSize, "upload-size", 25_000_000, "Bytes of each upload (OpenAI's file limit is 25 MB).")
 	flag.IntVar(&o.BodyCPURequests, "body-cpu-requests", 64, "Bodies per kind and hop for the CPU per MiB of JSON and multipart bodies; 0 skips it.")
 	flag.IntVar(&o.BodyCPUSize, "body-cpu-size", 4<<20, "Bytes of each body of the CPU case.")
+	flag.BoolVar(&o.Limits, "limits", true, "Measure client limits counted in a redis-server on loopback against limits off (needs redis-server).")
 	out := flag.String("out", "docs/benchmarks", "Folder for proxy.md; empty writes nothing.")
 	flag.Parse()
 	self, err := os.Executable()

@@ -60,6 +60,7 @@ func main() {
 		loadFactor     = flag.Float64("affinity-load-factor", 1.25, "PrefixAffinity: a pod takes the requests of its prefixes while its outstanding requests stay at most this times the mean (> 1).")
 		blockBytes     = flag.Int("prefix-block-bytes", prefix.DefaultBlockBytes, "PrefixAffinity: bytes of prompt text per hashed block (about a quarter as many tokens).")
 		maxBlocks      = flag.Int("prefix-max-blocks", prefix.DefaultMaxBlocks, "PrefixAffinity: most blocks hashed per request; prompts agreeing on this many blocks are treated as one.")
+		redisPassword  = flag.String("redis-password-file", "", "File holding the password of the limits' Redis (a mounted Secret key), read at each new connection.")
 		blocksPerPod   = flag.Int("prefix-blocks-per-pod", balance.DefaultBlocksPerPod, "PrefixAffinity: block hashes remembered per pod (an LRU standing in for its prefix cache; about 55 bytes each).")
 	)
 	flag.Parse()
@@ -103,7 +104,7 @@ func main() {
 		CredentialsDir: *credsDir, CredentialsRefresh: *credsRefresh,
 		MaxBodyBytes: *maxBody, BodyReadTimeout: *bodyTimeout, BodyMemoryBudget: *bodyBudget, RequestTimeout: *reqTimeout, StreamIdleTimeout: *idleTimeout,
 		FailureThreshold: *threshold, Cooldown: *cooldown,
-		Log: log, Registerer: reg, Transport: transport, Balancer: balancer,
+		Log: log, Registerer: reg, Transport: transport, Balancer: balancer, RedisPasswordFile: *redisPassword,
 	})
 	if err != nil {
 		fail(log, err)

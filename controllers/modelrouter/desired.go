@@ -178,6 +178,7 @@ func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingv1
 		doc.Balancing = string(*p.Balancing)
 	}
 	doc.Engine = EngineScoring(router)
+	doc.Clients, doc.Limits = Clients(router)
 	for _, r := range res {
 		if !r.Resolved {
 			continue
@@ -304,6 +305,13 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 		container.WithArgs("--credentials-dir=" + CredentialsDir)
 	}
 
+	// The container is copied into the pod spec: everything it holds is set before.
+	redis, redisArg := redisPassword(router)
+	if redis != nil {
+		container.WithVolumeMounts(corev1ac.VolumeMount().WithName(redisVolumeName).WithMountPath(RedisPasswordDir).WithReadOnly(true))
+		container.WithArgs(redisArg)
+	}
+
 	podSpec := corev1ac.PodSpec().
 		WithServiceAccountName(Name(router)).
 		WithContainers(container).
@@ -321,6 +329,9 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 	}
 	if credentials != nil {
 		podSpec.WithVolumes(credentials)
+	}
+	if redis != nil {
+		podSpec.WithVolumes(redis)
 	}
 	if len(proxy.NodeSelector) > 0 {
 		podSpec.WithNodeSelector(proxy.NodeSelector)

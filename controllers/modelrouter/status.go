@@ -27,6 +27,11 @@ const (
 	ReasonDeploymentAbsent = "DeploymentAbsent"
 	ReasonResolved         = "Resolved"
 	ReasonBackendNotFound  = "BackendNotFound"
+	// ConditionLimitsShared is True when the clients' limits are counted in a Redis every
+	// replica shares, False (PerReplica) when each replica counts alone; absent without limits.
+	ConditionLimitsShared  = "LimitsShared"
+	ReasonLimitsShared     = "SharedInRedis"
+	ReasonLimitsPerReplica = "PerReplica"
 )
 
 // Status is the status the operator wants for router, given its live proxy Deployment (nil when
@@ -81,6 +86,16 @@ func statusOf(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, re
 		set(inferencev1alpha1.ConditionResolvedRefs, metav1.ConditionTrue, ReasonResolved, "every backend resolves")
 	}
 
+	if shared, msg, ok := limitsScope(router); ok {
+		reason, st := ReasonLimitsShared, metav1.ConditionTrue
+		if !shared {
+			reason, st = ReasonLimitsPerReplica, metav1.ConditionFalse
+		}
+		set(ConditionLimitsShared, st, reason, msg)
+	} else {
+		meta.RemoveStatusCondition(&conds, ConditionLimitsShared)
+	}
+
 	status.SetDegraded(&conds, gen, failures)
 
 	st := acv1alpha1.ModelRouterStatus().
@@ -107,7 +122,7 @@ func statusOf(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, re
 // owns lists the condition types this reconciler writes; others are left to their owners.
 func owns(t string) bool {
 	switch t {
-	case inferencev1alpha1.ConditionReady, inferencev1alpha1.ConditionResolvedRefs, inferencev1alpha1.ConditionDegraded:
+	case inferencev1alpha1.ConditionReady, inferencev1alpha1.ConditionResolvedRefs, inferencev1alpha1.ConditionDegraded, ConditionLimitsShared:
 		return true
 	}
 	return false

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/llmkube/operator/internal/routerproxy/balance"
+	"github.com/llmkube/operator/internal/routerproxy/limits"
 )
 
 // upstreamRequest is one client request on its way to the backends: read once, sent as often as
@@ -35,6 +36,8 @@ type upstreamRequest struct {
 	writeLimit time.Duration
 	// tried are the pods of the current backend this request failed on.
 	tried []*balance.Endpoint
+	// verdict is the client's limits state: its rate-limit headers replace the backend's.
+	verdict *limits.Verdict
 }
 
 // parts is the body an attempt at b sends: with b's model, and asking for a stream's usage when
@@ -284,6 +287,9 @@ func (p *Proxy) relay(w http.ResponseWriter, x *exchange, req *upstreamRequest, 
 	req.hold.release()
 	h := w.Header()
 	responseHeaders(h, resp.Header, b)
+	if req.verdict != nil {
+		req.verdict.WriteHeaders(h) // the client's own limits, not the backend's
+	}
 	h.Set("X-Llmkube-Backend", b.name)
 	h.Set("X-Request-Id", x.id)
 	stream := req.rb.stream || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")

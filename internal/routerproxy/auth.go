@@ -25,7 +25,14 @@ import (
 // changes, and the keyring rereads them, so a rotated key works without a restart.
 type keyring struct {
 	dir  string
-	keys atomic.Pointer[[][sha256.Size]byte]
+	keys atomic.Pointer[[]clientKey]
+}
+
+// clientKey is one key of the Secret: its name (the Secret's data key, which spec.clients names)
+// and the SHA-256 of its value.
+type clientKey struct {
+	name string
+	sum  [sha256.Size]byte
 }
 
 func newKeyring(dir string) (*keyring, error) {
@@ -43,7 +50,7 @@ func (k *keyring) reload() error {
 	if err != nil {
 		return fmt.Errorf("client API keys: %w", err)
 	}
-	keys := make([][sha256.Size]byte, 0, len(entries))
+	keys := make([]clientKey, 0, len(entries))
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
@@ -57,7 +64,7 @@ func (k *keyring) reload() error {
 			return fmt.Errorf("client API keys: %w", err)
 		}
 		if v := strings.TrimSpace(string(data)); v != "" {
-			keys = append(keys, sha256.Sum256([]byte(v)))
+			keys = append(keys, clientKey{name: e.Name(), sum: sha256.Sum256([]byte(v))})
 		}
 	}
 	k.keys.Store(&keys)
@@ -80,13 +87,15 @@ func (k *keyring) watch(ctx context.Context, interval time.Duration, log *slog.L
 	}
 }
 
-// allowed reports whether h carries one of the keys, where the OpenAI, Azure and Anthropic SDKs
+// identify reports whether h carries one of the keys, where the OpenAI, Azure and Anthropic SDKs
 // put it: Authorization with the Bearer scheme in any case (RFC 9110 section 11.1), or api-key,
-// or x-api-key. An empty keyring allows nothing.
+// or x-api-key, and the name of the key it carries (spec.clients knows a client by it). An empty
+// keyring allows nothing.
 //
 // Note: the comparison is of SHA-256 sums, in constant time, over every key: neither the length
-// nor the position of a key, nor how much of a guess matched, shows in the time taken.
-func (k *keyring) allowed(h http.Header) bool {
+// nor the position of a key, nor how much of a guess matched, shows in the time taken (the
+// matching key's name is picked with a constant-time select, not a branch).
+func (k *keyring) identify(h http.Header) (string, bool) {
 	var token string
 	if scheme, rest, ok := strings.Cut(strings.TrimSpace(h.Get("Authorization")), " "); ok && strings.EqualFold(scheme, "Bearer") {
 		token = strings.TrimSpace(rest)
@@ -96,11 +105,17 @@ func (k *keyring) allowed(h http.Header) bool {
 		token = strings.TrimSpace(h.Get("X-Api-Key"))
 	}
 	sum := sha256.Sum256([]byte(token))
-	match := 0
-	for _, key := range *k.keys.Load() {
-		match |= subtle.ConstantTimeCompare(sum[:], key[:])
+	match, at := 0, 0
+	keys := *k.keys.Load()
+	for i, key := range keys {
+		eq := subtle.ConstantTimeCompare(sum[:], key.sum[:])
+		match |= eq
+		at = subtle.ConstantTimeSelect(eq, i, at)
 	}
-	return token != "" && match == 1
+	if token == "" || match != 1 {
+		return "", false
+	}
+	return keys[at].name, true
 }
 
 func (k *keyring) count() int { return len(*k.keys.Load()) }

@@ -36,6 +36,9 @@ type requestBody struct {
 	// form says the body is multipart/form-data: the model span is the bare text of its model
 	// field, which a rewrite replaces with the bare name (form.go).
 	form bool
+	// maxTokens is the client's max_tokens (or max_completion_tokens, max_output_tokens): the
+	// output part of a token limit's reservation (limiting.go); 0 when unset.
+	maxTokens int64
 	// usageEdit, when set, makes the upstream stream report usage (stream_options.include_usage)
 	// for a client that did not ask for it; relay then hides the usage-only chunk (usage.go).
 	usageEdit *edit
@@ -182,6 +185,8 @@ func scanBody(body []byte) (requestBody, *apiError) {
 			rb.instructionsStart, rb.instructionsEnd = start, end
 		case "stream_options":
 			soStart, soEnd = start, end
+		case "max_tokens":
+			_ = json.Unmarshal(raw, &rb.maxTokens) // a non-integer is the backend's to refuse
 		}
 	}
 	rb.usageEdit = usageEdit(body, bodyStart, soStart, soEnd)
@@ -220,6 +225,8 @@ func keyName(quoted []byte) string {
 			return "stream_options"
 		case "include_usage":
 			return "include_usage"
+		case "max_tokens", "max_completion_tokens", "max_output_tokens":
+			return "max_tokens"
 		}
 		return ""
 	}

@@ -12,10 +12,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Label values when there is no backend or the model is not one a rule names.
+// Label values when there is no backend, the model is not one a rule names, or the key is no
+// named client's (client names come from the routing document only, never from a request).
 const (
 	noBackend  = "none"
 	otherModel = "other"
+	noClient   = "none"
 )
 
 // metrics of the proxy, prefix llmkube_router_. Label values are bounded by the routing document:
@@ -47,8 +49,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	buckets := []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "llmkube_router_requests_total", Help: "Requests answered, by backend, model (the matching rule entry, or other) and HTTP status code.",
-		}, []string{"backend", "model", "code"}),
+			Name: "llmkube_router_requests_total", Help: "Requests answered, by backend, model (the matching rule entry, or other), HTTP status code and client (a name of spec.clients, or none).",
+		}, []string{"backend", "model", "code", "client"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "llmkube_router_request_duration_seconds", Help: "Time from a request's arrival to the end of its response, by backend.", Buckets: buckets,
 		}, []string{"backend"}),
@@ -65,8 +67,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "llmkube_router_in_flight_requests", Help: "Requests being sent to or streamed from a backend.",
 		}, []string{"backend"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "llmkube_router_tokens_total", Help: "Tokens the backends reported in the usage of their answers, by backend, model (the matching rule entry, or other) and type (input or output).",
-		}, []string{"backend", "model", "type"}),
+			Name: "llmkube_router_tokens_total", Help: "Tokens the backends reported in the usage of their answers, by backend, model (the matching rule entry, or other), type (input or output) and client (a name of spec.clients, or none).",
+		}, []string{"backend", "model", "type", "client"}),
 		estimated: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "llmkube_router_estimated_output_tokens_total", Help: "Streams whose answer reported no usage: output tokens the proxy counted itself, one per chunk value that carried text, by backend and model. Not included in llmkube_router_tokens_total.",
 		}, []string{"backend", "model"}),
@@ -90,8 +92,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 func (m *metrics) observeTokens(x *exchange, end time.Time) {
 	switch {
 	case x.usage.ok:
-		m.tokens.WithLabelValues(x.backend, x.model, "input").Add(float64(x.usage.input))
-		m.tokens.WithLabelValues(x.backend, x.model, "output").Add(float64(x.usage.output))
+		m.tokens.WithLabelValues(x.backend, x.model, "input", x.client).Add(float64(x.usage.input))
+		m.tokens.WithLabelValues(x.backend, x.model, "output", x.client).Add(float64(x.usage.output))
 	case x.chunks > 0:
 		m.estimated.WithLabelValues(x.backend, x.model).Add(float64(x.chunks))
 	}

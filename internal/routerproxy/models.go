@@ -143,15 +143,19 @@ func (p *Proxy) backendModels(ctx context.Context, b *backend) []model {
 
 // listModels answers GET /v1/models.
 func (p *Proxy) listModels(w http.ResponseWriter, r *http.Request, x *exchange, rt *routes) {
-	_, body := rt.models.get(r.Context(), p)
+	list, body := rt.models.get(r.Context(), p)
+	if team := p.identifyTeam(rt, x); team != nil && len(team.Models) > 0 {
+		body, _ = json.Marshal(map[string]any{"object": "list", "data": allowedModels(team, list)})
+	}
 	writeJSON(w, x, body)
 }
 
 // getModel answers GET /v1/models/{id}: the entry of the list, or 404.
 func (p *Proxy) getModel(w http.ResponseWriter, r *http.Request, x *exchange, rt *routes, id string) {
 	list, _ := rt.models.get(r.Context(), p)
+	team := p.identifyTeam(rt, x)
 	for _, m := range list {
-		if m.ID == id {
+		if m.ID == id && mayUse(team, id) == nil {
 			body, _ := json.Marshal(m)
 			writeJSON(w, x, body)
 			return

@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
+	"github.com/llmkube/operator/internal/routerproxy/limits"
 )
 
 // Options configure a Proxy.
@@ -71,6 +72,8 @@ type Options struct {
 	// Balancer chooses among InferenceService backends' pods (balancing.go); every request goes
 	// to the backends' URLs when nil.
 	Balancer *Balancer
+	// RedisPasswordFile holds the password of the limits' Redis when the document says it has one.
+	RedisPasswordFile string
 }
 
 // Default wait limits (docs/router.md, "Timeouts"): a generation takes what it takes;
@@ -94,6 +97,7 @@ type Proxy struct {
 	reloadMu  sync.Mutex
 	budget    *bodyBudget
 	clients   *clientMetrics
+	limits    *limits.Metrics
 }
 
 // routes is one routing document made ready to serve. A reload swaps it whole: a request keeps
@@ -104,6 +108,10 @@ type routes struct {
 	// timeouts are the rules' timeouts by rule index, 0 when unset.
 	timeouts []time.Duration
 	models   *modelCatalog
+	// teams are the named clients by their keys' names, and limiter where their limits are
+	// counted (limiting.go); nil without clients or limits.
+	teams   map[string]*routingv1.Client
+	limiter *limits.Limiter
 }
 
 // New prepares a proxy for a document. It fails on a document it cannot serve; that is the
@@ -141,6 +149,7 @@ func New(o Options) (*Proxy, error) {
 	if p.transport == nil {
 		p.transport = NewTransport()
 	}
+	p.limits = limits.NewMetrics(o.Registerer)
 	rt, err := p.prepare(o.Document, nil)
 	if err != nil {
 		return nil, err
@@ -193,6 +202,7 @@ func (p *Proxy) prepare(doc *routingv1.Document, old *routes) (*routes, error) {
 		rt.timeouts[i] = doc.Rules[i].TimeoutDuration()
 	}
 	rt.models = newModelCatalog(rt, p.o.ModelsCacheTTL)
+	p.prepareTeams(rt, old)
 	return rt, nil
 }
 
@@ -294,6 +304,10 @@ type exchange struct {
 	bytes    int64
 	attempts int
 	errMsg   string
+	// key is the name of the client's key (its Secret data key), client the metrics label: the
+	// name of the spec.clients entry owning key, or none.
+	key    string
+	client string
 	// usage is what the answer said it cost; firstToken when a stream's first token passed;
 	// chunks the stream's content values with text (the estimate when usage says nothing).
 	usage      usage
@@ -315,11 +329,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	x := &exchange{start: time.Now(), id: requestID(r.Header.Get("X-Request-Id")), backend: noBackend, model: otherModel}
+	x := &exchange{start: time.Now(), id: requestID(r.Header.Get("X-Request-Id")), backend: noBackend, model: otherModel, client: noClient}
 	w.Header().Set("X-Request-Id", x.id)
 	defer p.finish(r, x)
 
-	if e := p.admit(r); e != nil {
+	if e := p.admit(r, x); e != nil {
 		p.fail(w, x, e, "")
 		return
 	}
@@ -334,8 +348,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// admit checks the path, the method and the client's key.
-func (p *Proxy) admit(r *http.Request) *apiError {
+// admit checks the path, the method and the client's key, and notes the key's name.
+func (p *Proxy) admit(r *http.Request, x *exchange) *apiError {
 	ep, ok := api[r.URL.Path]
 	if !ok && strings.HasPrefix(r.URL.Path, modelPath) && len(r.URL.Path) > len(modelPath) {
 		ep, ok = endpoint{method: http.MethodGet}, true
@@ -347,9 +361,14 @@ func (p *Proxy) admit(r *http.Request) *apiError {
 	if r.Method != method {
 		return invalidRequest(http.StatusMethodNotAllowed, "method_not_supported", "", fmt.Sprintf("Method %s is not allowed for %s; use %s.", r.Method, r.URL.Path, method))
 	}
-	if p.keys != nil && !p.keys.allowed(r.Header) {
+	if p.keys == nil {
+		return nil
+	}
+	name, ok := p.keys.identify(r.Header)
+	if !ok {
 		return invalidRequest(http.StatusUnauthorized, "invalid_api_key", "", "Incorrect or missing API key: send Authorization: Bearer <key> (or api-key, or x-api-key) with a key of this router.")
 	}
+	x.key = name
 	return nil
 }
 
@@ -398,6 +417,11 @@ func (p *Proxy) proxy(w http.ResponseWriter, r *http.Request, x *exchange, rt *r
 	if len(x.asked) > 256 {
 		x.asked = x.asked[:256]
 	}
+	team := p.identifyTeam(rt, x)
+	if e := mayUse(team, rb.model); e != nil {
+		p.fail(w, x, e, "")
+		return
+	}
 	match, ok := rt.doc.Route(rb.model)
 	if !ok {
 		p.fail(w, x, invalidRequest(http.StatusNotFound, "model_not_found", "model", fmt.Sprintf("The model %q does not exist on this router: no rule matches it and there is no default route.", rb.model)), "")
@@ -412,7 +436,13 @@ func (p *Proxy) proxy(w http.ResponseWriter, r *http.Request, x *exchange, rt *r
 		p.fail(w, x, serverError(http.StatusServiceUnavailable, "backend_unavailable", fmt.Sprintf("The backend %q for model %q is not available: it did not resolve (see the ModelRouter's status).", match.Backends[0], rb.model)), "")
 		return
 	}
-	req := &upstreamRequest{r: r, body: body, hold: hold, rb: rb, limit: p.limit(rt, match.Rule, rb.stream), writeLimit: p.limit(rt, match.Rule, true)}
+	verdict, ticket, e := p.admitTeam(w, rt, team, rb, x)
+	if e != nil {
+		p.fail(w, x, e, "")
+		return
+	}
+	defer p.settleTeam(rt, ticket, rb, x)
+	req := &upstreamRequest{r: r, body: body, hold: hold, rb: rb, limit: p.limit(rt, match.Rule, rb.stream), writeLimit: p.limit(rt, match.Rule, true), verdict: verdict}
 	for i, b := range plan {
 		x.backend = b.name
 		if p.tryBackend(w, x, req, b, i == len(plan)-1) {
@@ -462,7 +492,7 @@ func (p *Proxy) finish(r *http.Request, x *exchange) {
 	}
 	d := time.Since(x.start)
 	code := strconv.Itoa(x.status)
-	p.metrics.requests.WithLabelValues(x.backend, x.model, code).Inc()
+	p.metrics.requests.WithLabelValues(x.backend, x.model, code, x.client).Inc()
 	p.metrics.duration.WithLabelValues(x.backend).Observe(d.Seconds())
 	if x.bytes > 0 {
 		p.metrics.ttfb.WithLabelValues(x.backend).Observe(x.ttfb.Seconds())
@@ -473,6 +503,9 @@ func (p *Proxy) finish(r *http.Request, x *exchange) {
 		slog.String("backend", x.backend), slog.String("model", x.asked), slog.String("modelLabel", x.model), slog.Int("status", x.status),
 		slog.Float64("durationMs", float64(d.Microseconds())/1000), slog.Float64("ttfbMs", float64(x.ttfb.Microseconds())/1000),
 		slog.Int64("bytes", x.bytes), slog.Int("attempts", x.attempts),
+	}
+	if x.client != noClient {
+		attrs = append(attrs, slog.String("client", x.client))
 	}
 	if x.usage.ok {
 		attrs = append(attrs, slog.Int64("inputTokens", x.usage.input), slog.Int64("outputTokens", x.usage.output))

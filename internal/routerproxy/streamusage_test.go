@@ -134,7 +134,7 @@ func TestStreamUsageIsAskedOnlyWhereTheDocumentSays(t *testing.T) {
 	if code != http.StatusOK || got != chunkHi+chunkThere+chunkDone || !strings.Contains(accepts.lastBody(), `"include_usage":true`) {
 		t.Fatalf("a backend that accepts it: %d %q, sent %s", code, got, accepts.lastBody())
 	}
-	if n := testutil.ToFloat64(p.metrics.tokens.WithLabelValues("b", "other", "output")); n != 2 {
+	if n := testutil.ToFloat64(p.metrics.tokens.WithLabelValues("b", "other", "output", noClient)); n != 2 {
 		t.Errorf("reported output tokens %v, want 2", n)
 	}
 
@@ -170,7 +170,7 @@ func TestUpstreamsAreAskedForIdentityAndACompressedAnswerPassesUnread(t *testing
 	if ae := *plain.acceptEncoding.Load(); ae != "identity" {
 		t.Errorf("the upstream was asked for Accept-Encoding %q", ae)
 	}
-	if n := testutil.ToFloat64(p.metrics.tokens.WithLabelValues("b", "other", "input")); n != 4 {
+	if n := testutil.ToFloat64(p.metrics.tokens.WithLabelValues("b", "other", "input", noClient)); n != 4 {
 		t.Errorf("input tokens %v, want 4", n)
 	}
 

@@ -60,7 +60,10 @@ type Options struct {
 	// BodyCPURequests bodies of BodyCPUSize bytes per kind and hop for the CPU-per-MiB case
 	// (cpu.go); 0 skips it.
 	BodyCPURequests, BodyCPUSize int
-	Log                          io.Writer
+	// Limits runs the client-limits case (limits.go): limits off against limits counted in a
+	// redis-server on loopback.
+	Limits bool
+	Log    io.Writer
 }
 
 // Mode is one way from the client to the upstream.
@@ -94,6 +97,7 @@ type Result struct {
 	Hostile *HostileResult
 	Uploads *UploadResult
 	BodyCPU *BodyCPU
+	Limits  *LimitsResult
 }
 
 // Throughput is the median round of a mode.
@@ -221,6 +225,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		logf("ttfb %-28s p50 %v  p99 %v; one client: p50 %v p99 %v", m, res.TTFB[m].P50, res.TTFB[m].P99, res.Unloaded[m].P50, res.Unloaded[m].P99)
 	}
 
+	if o.Limits {
+		if res.Limits, err = limitsCase(ctx, o, up.url, tmp, logf); err != nil {
+			return nil, fmt.Errorf("limits: %w", err)
+		}
+	}
+
 	for _, m := range []Mode{PlainHop, Router} {
 		c := map[Mode]*child{PlainHop: hop, Router: router}[m]
 		rss, failed, err := streamsRSS(ctx, up, base[m], c, o.Streams)
@@ -300,13 +310,23 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// startRouter runs the proxy binary on a routing document that sends bench-model to the upstream
-// as an external API base. Its request log goes to a file, so logging costs what it costs.
-func startRouter(ctx context.Context, binary, upstreamURL, dir string, memoryLimit int64, extra ...string) (*child, error) {
-	doc, err := routingv1.Marshal(routingv1.Document{
+// routerDocument sends bench-model to the upstream as an external API base.
+func routerDocument(upstreamURL string) routingv1.Document {
+	return routingv1.Document{
 		Backends: []routingv1.Backend{{Name: "upstream", Kind: routingv1.KindExternal, URL: upstreamURL + "/v1", Provider: routingv1.ProviderOpenAICompatible}},
 		Rules:    []routingv1.Rule{{Name: "bench", Models: []string{"bench-model"}, Backend: "upstream"}},
-	})
+	}
+}
+
+// startRouter runs the proxy binary on routerDocument. Its request log goes to a file, so
+// logging costs what it costs.
+func startRouter(ctx context.Context, binary, upstreamURL, dir string, memoryLimit int64, extra ...string) (*child, error) {
+	return startRouterWith(ctx, binary, routerDocument(upstreamURL), dir, memoryLimit, extra...)
+}
+
+// startRouterWith runs the proxy binary on doc, written into dir.
+func startRouterWith(ctx context.Context, binary string, d routingv1.Document, dir string, memoryLimit int64, extra ...string) (*child, error) {
+	doc, err := routingv1.Marshal(d)
 	if err != nil {
 		return nil, err
 	}

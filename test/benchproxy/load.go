@@ -29,7 +29,11 @@ func newClient(conns int) *http.Client {
 // throughput runs concurrency workers sending non-streaming chat completions to base for
 // warmup+duration; only requests that start after the warm-up count.
 func throughput(ctx context.Context, base string, concurrency int, warmup, duration time.Duration) (Throughput, int) {
-	client := newClient(concurrency)
+	return throughputWith(ctx, newClient(concurrency), base, concurrency, warmup, duration)
+}
+
+// throughputWith is throughput with client's connections (and headers).
+func throughputWith(ctx context.Context, client *http.Client, base string, concurrency int, warmup, duration time.Duration) (Throughput, int) {
 	defer client.CloseIdleConnections()
 	start := time.Now()
 	measureFrom, end := start.Add(warmup), start.Add(warmup+duration)

@@ -55,6 +55,7 @@ func Markdown(r *Result) string {
 		}
 	}
 	b.WriteString(hostileMarkdown(r))
+	b.WriteString(limitsMarkdown(r))
 	rt := r.Through[Router]
 	fmt.Fprintf(&b, "\nGoals: req/s ≥ 0.9× the plain hop: **%.2fx**; p99 added under 1 ms (one client, no queueing): **%s**; stream TTFB added under 1 ms (p50): **%s**; RSS with %d streams under 100 MiB: **%s**.\n",
 		rt.RPS/h.RPS, added(r.Unloaded[Router].P99-ud.P99), added(r.TTFB[Router].P50-fd.P50), o.Streams, mib(r.RSS[Router].StreamsRSS))

@@ -124,7 +124,7 @@ var _ = Describe("router-proxy: the OpenAI API beyond chat, and token accounting
 		Expect(e.Error.Message).To(ContainSubstring("/v1/fine_tuning/jobs"))
 
 		tokens := func(typ string) float64 {
-			return max(0, p.metric(`llmkube_router_tokens_total{backend="cloud",model="gpt-*",type="`+typ+`"}`))
+			return max(0, p.metric(`llmkube_router_tokens_total{backend="cloud",client="none",model="gpt-*",type="`+typ+`"}`))
 		}
 		By("tokens from the usage of a non-streaming answer")
 		in, out := tokens("input"), tokens("output")

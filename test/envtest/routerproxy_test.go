@@ -233,8 +233,8 @@ var _ = Describe("router-proxy, run as the operator's Deployment specifies", fun
 			Expect(l).To(HaveKey("status"))
 			Expect(l).To(HaveKey("ttfbMs"))
 		}
-		Expect(p.metric(`llmkube_router_requests_total{backend="cloud",code="200",model="gpt-*"}`)).To(BeNumerically(">=", 3))
-		Expect(p.metric(`llmkube_router_requests_total{backend="none",code="404",model="other"}`)).To(Equal(1.0))
+		Expect(p.metric(`llmkube_router_requests_total{backend="cloud",client="none",code="200",model="gpt-*"}`)).To(BeNumerically(">=", 3))
+		Expect(p.metric(`llmkube_router_requests_total{backend="none",client="none",code="404",model="other"}`)).To(Equal(1.0))
 
 		By("SIGTERM: readiness fails at once, a running stream finishes, then the process exits 0")
 		release = cloud.holdStreams()

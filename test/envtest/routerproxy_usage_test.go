@@ -196,7 +196,7 @@ var _ = Describe("router-proxy: metering that never breaks a request", func() {
 		Eventually(func() float64 {
 			return p.metric(`llmkube_router_estimated_output_tokens_total{backend="strict",model="other"}`)
 		}).Should(Equal(2.0))
-		Expect(p.metric(`llmkube_router_tokens_total{backend="strict",model="other",type="output"}`)).To(Equal(-1.0), "an estimate is not reported usage")
+		Expect(p.metric(`llmkube_router_tokens_total{backend="strict",client="none",model="other",type="output"}`)).To(Equal(-1.0), "an estimate is not reported usage")
 	})
 
 	It("reads the tokens of an upstream that compresses when asked, and never truncates a stream with a Content-Length [R22]", func() {
@@ -223,7 +223,7 @@ var _ = Describe("router-proxy: metering that never breaks a request", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(chunks).To(HaveLen(2), "the client did not ask for the usage chunk")
 		tokens := func(typ string) float64 {
-			return p.metric(`llmkube_router_tokens_total{backend="gz",model="other",type="` + typ + `"}`)
+			return p.metric(`llmkube_router_tokens_total{backend="gz",client="none",model="other",type="` + typ + `"}`)
 		}
 		Eventually(func() []float64 { return []float64{tokens("input"), tokens("output")} }).Should(Equal([]float64{7 + 3, 1 + 2}))
 		Eventually(func() float64 {

@@ -57,6 +57,9 @@ type Document struct {
 	Balancing string `json:"balancing,omitempty"`
 	// Engine is set exactly when Balancing is BalancingEngineAware (engine.go).
 	Engine *EngineScoring `json:"engine,omitempty"`
+	// Clients and Limits are the named clients and where their limits are counted (limits.go).
+	Clients []Client     `json:"clients,omitempty"`
+	Limits  *LimitsStore `json:"limits,omitempty"`
 }
 
 // Balancing policies, as spec.proxy.balancing names them.
@@ -214,6 +217,9 @@ func (d *Document) Validate() error {
 				return fmt.Errorf("backend %q: %w", b.Name, err)
 			}
 		}
+	}
+	if err := d.validateClients(); err != nil {
+		return err
 	}
 	for i, r := range d.Rules {
 		if len(r.Models) == 0 {

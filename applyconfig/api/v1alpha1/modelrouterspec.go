@@ -27,6 +27,10 @@ type ModelRouterSpecApplyConfiguration struct {
 	Endpoint *EndpointSpecApplyConfiguration `json:"endpoint,omitempty"`
 	// proxy configures the router-proxy pods: replicas, image, resources and scheduling. When unset, one pod of the default image.
 	Proxy *ProxySpecApplyConfiguration `json:"proxy,omitempty"`
+	// clients name the teams that use the router, by the keys of spec.proxy.apiKeySecretRef they send: the models each may use and its limits (modelrouter_limits_types.go). A key no client names may use every model without limit. Entries are merged by name. At most 64 items.
+	Clients []RouterClientApplyConfiguration `json:"clients,omitempty"`
+	// limits says where the proxy replicas count the clients' limits (a shared Redis, or each replica alone) and what they do when they cannot.
+	Limits *LimitsSpecApplyConfiguration `json:"limits,omitempty"`
 }
 
 // ModelRouterSpecApplyConfiguration constructs a declarative configuration of the ModelRouterSpec type for use with
@@ -82,5 +86,26 @@ func (b *ModelRouterSpecApplyConfiguration) WithEndpoint(value *EndpointSpecAppl
 // If called multiple times, the Proxy field is set to the value of the last call.
 func (b *ModelRouterSpecApplyConfiguration) WithProxy(value *ProxySpecApplyConfiguration) *ModelRouterSpecApplyConfiguration {
 	b.Proxy = value
+	return b
+}
+
+// WithClients adds the given value to the Clients field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Clients field.
+func (b *ModelRouterSpecApplyConfiguration) WithClients(values ...*RouterClientApplyConfiguration) *ModelRouterSpecApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithClients")
+		}
+		b.Clients = append(b.Clients, *values[i])
+	}
+	return b
+}
+
+// WithLimits sets the Limits field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Limits field is set to the value of the last call.
+func (b *ModelRouterSpecApplyConfiguration) WithLimits(value *LimitsSpecApplyConfiguration) *ModelRouterSpecApplyConfiguration {
+	b.Limits = value
 	return b
 }

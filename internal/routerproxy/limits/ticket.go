@@ -1,0 +1,61 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package limits
+
+import (
+	"time"
+
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
+)
+
+// Ticket is one admitted request, kept to settle it: what it reserved and in which periods.
+//
+// Note: a request's tokens are charged to the periods it was admitted in, also when its answer
+// ends after midnight: the reservation and the charge then meet in one counter.
+type Ticket struct {
+	// key is the client's part of every counter's name: the router's prefix and the client,
+	// in a Redis hash tag so that a cluster keeps one client's counters on one slot.
+	key      string
+	limits   routingv1.Limits
+	reserved int64
+	id       string
+	day      period
+	month    period
+	// held says the ticket counts toward the concurrent requests and must be released.
+	held bool
+}
+
+// store counts limits: memory (one replica) or Redis (all of them).
+type store interface {
+	// admit decides t's request and, when it passes, reserves its tokens and its concurrency.
+	admit(t *Ticket, now time.Time) (Verdict, error)
+	// settle charges used tokens against what t reserved and releases its concurrency.
+	settle(t *Ticket, used int64) error
+	close() error
+}
+
+func newTicket(prefix string, c *routingv1.Client, reserve int64, id string, now time.Time) *Ticket {
+	return &Ticket{
+		key:      "{" + prefix + "/" + c.Name + "}",
+		limits:   *c.Limits,
+		reserved: reserve,
+		id:       id,
+		day:      day(now),
+		month:    month(now),
+		held:     c.Limits.ConcurrentRequests > 0,
+	}
+}
+
+func (t *Ticket) rpmKey() string   { return t.key + ":rpm" }
+func (t *Ticket) tpmKey() string   { return t.key + ":tpm" }
+func (t *Ticket) dayKey() string   { return t.key + ":day:" + t.day.id }
+func (t *Ticket) monthKey() string { return t.key + ":month:" + t.month.id }
+func (t *Ticket) concKey() string  { return t.key + ":concurrent" }
+
+func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+func millis(t time.Time) float64 { return float64(t.UnixNano()) / 1e6 }

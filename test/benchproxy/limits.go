@@ -1,0 +1,179 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package benchproxy
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
+	"github.com/llmkube/operator/test/redisserver"
+)
+
+// The limits case: the cost of client limits counted in Redis (docs/limits.md). Two router-proxy
+// processes on the same document and client key, one whose client has no limits (limits off: the
+// key is still identified and labelled) and one whose client has every limit, so large that
+// nothing is refused, counted in a redis-server on loopback (limits on: one script before and one
+// after each request). Interleaved rounds, as the modes of the main table.
+const (
+	limitsOff = "limits off"
+	limitsOn  = "limits on (Redis)"
+	benchKey  = "bench-client-key"
+)
+
+// LimitsResult is the limits case.
+type LimitsResult struct {
+	Through  map[string]Throughput
+	Unloaded map[string]Latency
+	// IdleRSS and RSS are each router's RSS before and after the throughput rounds.
+	IdleRSS, RSS map[string]uint64
+	Failures     map[string]int
+}
+
+// benchT lets the benchmark start a redis-server with the tests' helper: a failure is an error
+// of the case, cleanups run when it ends.
+type benchT struct {
+	dir      string
+	cleanups []func()
+}
+
+type benchFailure struct{ err error }
+
+func (*benchT) Helper()                   {}
+func (t *benchT) TempDir() string         { d, _ := os.MkdirTemp(t.dir, "redis-"); return d }
+func (t *benchT) Cleanup(f func())        { t.cleanups = append(t.cleanups, f) }
+func (*benchT) Fatalf(f string, a ...any) { panic(benchFailure{fmt.Errorf(f, a...)}) }
+
+func (t *benchT) close() {
+	for i := len(t.cleanups) - 1; i >= 0; i-- {
+		t.cleanups[i]()
+	}
+}
+
+// authTransport sends the client's key with every request, as an SDK does.
+type authTransport struct{ next http.RoundTripper }
+
+func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+benchKey)
+	return a.next.RoundTrip(r)
+}
+
+func limitsDocument(upstreamURL string, redis *redisserver.Server) routingv1.Document {
+	doc := routerDocument(upstreamURL)
+	c := routingv1.Client{Name: "bench", SecretKeys: []string{"bench"}}
+	if redis != nil {
+		const huge = int64(1) << 40
+		c.Limits = &routingv1.Limits{RequestsPerMinute: huge, TokensPerMinute: huge, ConcurrentRequests: 1 << 20, TokensPerDay: huge, TokensPerMonth: huge}
+		doc.Limits = &routingv1.LimitsStore{KeyPrefix: "bench", Redis: &routingv1.Redis{Address: redis.Addr}}
+	}
+	doc.Clients = []routingv1.Client{c}
+	return doc
+}
+
+// limitsCase measures limits off against limits on.
+func limitsCase(ctx context.Context, o Options, upstreamURL, dir string, logf func(string, ...any)) (res *LimitsResult, err error) {
+	t := &benchT{dir: dir}
+	defer t.close()
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(benchFailure)
+			if !ok {
+				panic(r)
+			}
+			res, err = nil, f.err
+		}
+	}()
+	redis := redisserver.Start(t, "")
+	keys := filepath.Join(dir, "client-keys")
+	if err := os.MkdirAll(keys, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(keys, "bench"), []byte(benchKey), 0o600); err != nil {
+		return nil, err
+	}
+	children := map[string]*child{}
+	for name, r := range map[string]*redisserver.Server{limitsOff: nil, limitsOn: redis} {
+		sub := filepath.Join(dir, strings.ReplaceAll(strings.Fields(name)[1], ")", ""))
+		if err := os.MkdirAll(sub, 0o700); err != nil {
+			return nil, err
+		}
+		c, err := startRouterWith(ctx, o.ProxyBinary, limitsDocument(upstreamURL, r), sub, o.MemoryLimit, "--api-keys-dir="+keys)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		defer c.stop()
+		children[name] = c
+	}
+	modes := []string{limitsOff, limitsOn}
+	res = &LimitsResult{Through: map[string]Throughput{}, Unloaded: map[string]Latency{}, IdleRSS: map[string]uint64{}, RSS: map[string]uint64{}, Failures: map[string]int{}}
+	for _, m := range modes {
+		if res.IdleRSS[m], err = children[m].rss(); err != nil {
+			return nil, err
+		}
+	}
+	rounds := map[string][]Throughput{}
+	for r := 0; r < o.Rounds; r++ {
+		for _, m := range modes {
+			client := newClient(o.Concurrency)
+			client.Transport = authTransport{client.Transport}
+			th, failed := throughputWith(ctx, client, "http://"+children[m].addr, o.Concurrency, o.Warmup, o.Duration)
+			res.Failures[m] += failed
+			rounds[m] = append(rounds[m], th)
+			logf("limits round %d %-18s %8.0f req/s  p50 %v  p99 %v", r+1, m, th.RPS, th.P50, th.P99)
+		}
+	}
+	seq := map[string][]time.Duration{}
+	one := newClient(4)
+	one.Transport = authTransport{one.Transport}
+	for i := 0; i < o.TTFBSamples; i++ {
+		for _, m := range modes {
+			t0 := time.Now()
+			if err := post(ctx, one, "http://"+children[m].addr+"/v1/chat/completions", requestBody); err != nil {
+				res.Failures[m]++
+				continue
+			}
+			seq[m] = append(seq[m], time.Since(t0))
+		}
+	}
+	for _, m := range modes {
+		res.Through[m] = median(rounds[m])
+		res.Unloaded[m] = Latency{P50: percentile(seq[m], 50), P99: percentile(seq[m], 99)}
+		if res.RSS[m], err = children[m].rss(); err != nil {
+			return nil, err
+		}
+		logf("limits %-18s one client p50 %v p99 %v; rss idle %s, after %s", m, res.Unloaded[m].P50, res.Unloaded[m].P99, mib(res.IdleRSS[m]), mib(res.RSS[m]))
+	}
+	return res, nil
+}
+
+// limitsMarkdown reports the limits case with the goals.
+func limitsMarkdown(r *Result) string {
+	l := r.Limits
+	if l == nil {
+		return ""
+	}
+	o := r.Options
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### Client limits in Redis\n\nThe same client key through two router-proxies: its client without limits (limits off) and with every limit (requests and tokens per minute, concurrent, per day and month, none reached) counted in a redis-server on loopback (limits on). Non-streaming chat at %d concurrent, %d rounds of %s interleaved, the median by req/s; one client's sequential requests (%d samples each) for the added latency; RSS before and after the rounds.\n\n", o.Concurrency, o.Rounds, o.Duration, o.TTFBSamples)
+	b.WriteString("| mode | req/s | vs limits off | p50 / p99 at " + fmt.Sprint(o.Concurrency) + " | one client: p50 / p99 | added p50 / p99 | RSS idle / after | failed |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	off, uoff := l.Through[limitsOff], l.Unloaded[limitsOff]
+	for _, m := range []string{limitsOff, limitsOn} {
+		t, u := l.Through[m], l.Unloaded[m]
+		fmt.Fprintf(&b, "| %s | %.0f | %.2fx | %v / %v | %v / %v | %+v / %+v | %s / %s | %d |\n", m, t.RPS, t.RPS/off.RPS,
+			t.P50.Round(time.Microsecond), t.P99.Round(time.Microsecond), u.P50.Round(time.Microsecond), u.P99.Round(time.Microsecond),
+			(u.P50 - uoff.P50).Round(time.Microsecond), (u.P99 - uoff.P99).Round(time.Microsecond), mib(l.IdleRSS[m]), mib(l.RSS[m]), l.Failures[m])
+	}
+	on, uon := l.Through[limitsOn], l.Unloaded[limitsOn]
+	fmt.Fprintf(&b, "\nGoals: ≥ 0.9× the throughput of limits off: **%.2fx**; added p99 ≤ 1 ms (one client): **%v**.\n", on.RPS/off.RPS, (uon.P99 - uoff.P99).Round(time.Microsecond))
+	return b.String()
+}
