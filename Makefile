@@ -213,6 +213,8 @@ images: $(if $(filter local,$(BASE_IMAGE)),base) ## operator and router-proxy im
 chart: ## Package the chart (version and appVersion from version) into BUILD_DIR/chart; push it to oci://REGISTRY/charts when REGISTRY is set.
 	@mkdir -p $(BUILD_DIR)/chart
 	$(HELM) package $(CHART) --version $(VERSION) --app-version $(VERSION) -d $(BUILD_DIR)/chart
+	@# helm stamps every entry with the time of packaging: one timestamp, the commit's, instead.
+	$(RELEASE_TOOL) chart -created $(SOURCE_DATE_EPOCH) $(BUILD_DIR)/chart/llmkube-$(VERSION).tgz
 	@if [ -n "$(REGISTRY)" ]; then $(HELM) push $(BUILD_DIR)/chart/llmkube-$(VERSION).tgz oci://$(REGISTRY)/charts $(HELM_PUSH_FLAGS); fi
 
 # The platforms plugins/llmkube.yaml (the krew manifest) names.
