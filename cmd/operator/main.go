@@ -190,7 +190,7 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	if err := mgr.AddReadyzCheck("cache-synced", cacheSynced(mgr.GetCache())); err != nil {
 		return nil, err
 	}
 	if err := controllers.Setup(mgr, controllers.Config{
