@@ -90,7 +90,10 @@ plugin: ## Install the kubectl plugin (kubectl llmkube) and its completion helpe
 
 .PHONY: run
 run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one, else on an embedded cluster with fake GPU nodes whose state is in memory and gone at exit; apply config/samples yourself.
-	go run ./cmd/operator --dev-control-plane=auto
+	@# Built, then run: under `go run`, Ctrl-C made go itself exit 1 after the operator had shut
+	@# down cleanly, and make reported "Error 1". Logs in the console format, for a terminal.
+	go build -o bin/llmkube-operator-dev ./cmd/operator
+	bin/llmkube-operator-dev --dev-control-plane=auto --zap-encoder=console
 
 ##@ Test
 
