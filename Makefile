@@ -90,7 +90,10 @@ plugin: ## Install the kubectl plugin (kubectl llmkube) and its completion helpe
 
 .PHONY: run
 run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one, else on an embedded cluster with fake GPU nodes whose state is in memory and gone at exit; apply config/samples yourself.
-	go run ./cmd/operator --dev-control-plane=auto
+	@# Built, then run: under `go run`, Ctrl-C made go itself exit 1 after the operator had shut
+	@# down cleanly, and make reported "Error 1". Logs in the console format, for a terminal.
+	go build -o bin/llmkube-operator-dev ./cmd/operator
+	bin/llmkube-operator-dev --dev-control-plane=auto --zap-encoder=console
 
 ##@ Test
 
@@ -213,6 +216,8 @@ images: $(if $(filter local,$(BASE_IMAGE)),base) ## operator and router-proxy im
 chart: ## Package the chart (version and appVersion from version) into BUILD_DIR/chart; push it to oci://REGISTRY/charts when REGISTRY is set.
 	@mkdir -p $(BUILD_DIR)/chart
 	$(HELM) package $(CHART) --version $(VERSION) --app-version $(VERSION) -d $(BUILD_DIR)/chart
+	@# helm stamps every entry with the time of packaging: one timestamp, the commit's, instead.
+	$(RELEASE_TOOL) chart -created $(SOURCE_DATE_EPOCH) $(BUILD_DIR)/chart/llmkube-$(VERSION).tgz
 	@if [ -n "$(REGISTRY)" ]; then $(HELM) push $(BUILD_DIR)/chart/llmkube-$(VERSION).tgz oci://$(REGISTRY)/charts $(HELM_PUSH_FLAGS); fi
 
 # The platforms plugins/llmkube.yaml (the krew manifest) names.

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,6 +29,7 @@ import (
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/retry"
+	"github.com/llmkube/operator/internal/memlimit"
 	"github.com/llmkube/operator/version"
 )
 
@@ -56,39 +58,57 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.fieldManager, "field-manager", ownership.DefaultFieldManager, "Field manager of every write the operator makes.")
-	flag.BoolVar(&o.emitScrapeAnnotations, "emit-scrape-annotations", false, "Add prometheus.io/* scrape hints to inference and router pods (an alternative to a PodMonitor; never both).")
-	flag.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 8, "Reconciles run at once per kind.")
-	flag.Float64Var(&o.qps, "kube-api-qps", -1, "Client-side rate limit of API requests per second and resource kind; negative: none, the API server's Priority and Fairness alone paces the operator.")
-	flag.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst of API requests, with a positive --kube-api-qps.")
-	flag.DurationVar(&o.driftRepair, "drift-repair", retry.DefaultResync, "How often a converged InferenceService or ModelRouter is reconciled again, to repair drift no watch event carries (a no-op reconcile sends nothing); 0 or negative: never.")
-	flag.StringVar(&o.legacyFieldManagers, "legacy-field-managers", strings.Join(ownership.DefaultLegacyFieldManagers, ","), "Comma-separated field managers of the records-based operator, whose Update ownership is migrated once; empty for none.")
-	flag.BoolVar(&o.adoptLegacyOwnership, "adopt-legacy-ownership", false, "Also take over pod-template keys that a legacy Update entry owns but no applied-pod-* record lists (pruned when not desired).")
-	flag.StringVar(&o.cacheTransform, "cache-transform", controllers.CacheTransformSafe, "What the informer cache drops from objects: safe (last-applied-configuration annotations, and managedFields of metadata-only Secrets; never the managedFields the operator extracts from) or none.")
-	flag.StringVar(&o.routerProxyImage, "router-proxy-image", modelrouter.DefaultImage(), "Image of a ModelRouter's proxy when its spec.proxy.image is not set; defaults to the router-proxy of this operator's version.")
-	flag.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to watch; all when empty.")
-	flag.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
-	flag.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
-	flag.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of net/http/pprof (e.g. 127.0.0.1:6060); off when empty. `make bench` profiles the operator through it.")
-	flag.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, for more than one replica.")
-	flag.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; in a cluster, the namespace the operator runs in when empty. Required with --leader-elect outside a cluster.")
-	flag.StringVar(&o.devControlPlane, "dev-control-plane", "never", "auto: start an embedded control plane when no cluster is configured; always; never.")
-	flag.StringVar(&o.applySamples, "apply-samples", "", "On the embedded control plane, apply the YAML files of this folder once the operator runs.")
-	flag.StringVar(&o.devDir, "dev-dir", ".dev", "Where the embedded control plane's kubeconfig is written.")
-	flag.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
-	zapOpts := zap.Options{Development: true}
-	zapOpts.BindFlags(flag.CommandLine)
+	zapOpts := bindFlags(flag.CommandLine, &o, devPlane{}.available())
 	flag.Parse()
 	if o.showVersion {
 		fmt.Println(version.Version)
 		return
 	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
+	if n, limit := memlimit.Apply(); n > 0 {
+		ctrl.Log.WithName("setup").Info("memory limit", "containerLimitBytes", n, "goMemLimitBytes", limit)
+	}
 
 	if err := run(ctrl.SetupSignalHandler(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
+}
+
+// bindFlags registers the operator's flags on fs and returns the logger's options, bound to fs.
+//
+// Note: the flags of the embedded control plane are registered only where it is linked
+// (withDevPlane): a release binary (-tags nodevplane) does not offer flags it cannot honour. The
+// logger defaults to production settings (JSON, stack traces from error on, no panic on DPanic);
+// --zap-encoder=console is for reading logs in a terminal, as `make run` does.
+func bindFlags(fs *flag.FlagSet, o *options, withDevPlane bool) *zap.Options {
+	fs.StringVar(&o.fieldManager, "field-manager", ownership.DefaultFieldManager, "Field manager of every write the operator makes.")
+	fs.BoolVar(&o.emitScrapeAnnotations, "emit-scrape-annotations", false, "Add prometheus.io/* scrape hints to inference and router pods (an alternative to a PodMonitor; never both).")
+	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 8, "Reconciles run at once per kind.")
+	fs.Float64Var(&o.qps, "kube-api-qps", -1, "Client-side rate limit of API requests per second and resource kind; negative: none, the API server's Priority and Fairness alone paces the operator.")
+	fs.IntVar(&o.burst, "kube-api-burst", 100, "Client-side burst of API requests, with a positive --kube-api-qps.")
+	fs.DurationVar(&o.driftRepair, "drift-repair", retry.DefaultResync, "How often a converged InferenceService or ModelRouter is reconciled again, to repair drift no watch event carries (a no-op reconcile sends nothing); 0 or negative: never.")
+	fs.StringVar(&o.legacyFieldManagers, "legacy-field-managers", strings.Join(ownership.DefaultLegacyFieldManagers, ","), "Comma-separated field managers of the records-based operator, whose Update ownership is migrated once; empty for none.")
+	fs.BoolVar(&o.adoptLegacyOwnership, "adopt-legacy-ownership", false, "Also take over pod-template keys that a legacy Update entry owns but no applied-pod-* record lists (pruned when not desired).")
+	fs.StringVar(&o.cacheTransform, "cache-transform", controllers.CacheTransformSafe, "What the informer cache drops from objects: safe (last-applied-configuration annotations, and managedFields of metadata-only Secrets; never the managedFields the operator extracts from) or none.")
+	fs.StringVar(&o.routerProxyImage, "router-proxy-image", modelrouter.DefaultImage(), "Image of a ModelRouter's proxy when its spec.proxy.image is not set; defaults to the router-proxy of this operator's version.")
+	fs.StringVar(&o.watchNamespaces, "watch-namespaces", "", "Comma-separated namespaces to watch; all when empty.")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 turns it off.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of net/http/pprof (e.g. 127.0.0.1:6060); off when empty. make bench profiles the operator through it.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader, for more than one replica.")
+	fs.StringVar(&o.leaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader-election Lease; in a cluster, the namespace the operator runs in when empty. Required with --leader-elect outside a cluster.")
+	fs.BoolVar(&o.showVersion, "version", false, "Print the version and exit.")
+	if withDevPlane {
+		fs.StringVar(&o.devControlPlane, "dev-control-plane", "never", "auto: start an embedded control plane when no cluster is configured; always; never.")
+		fs.StringVar(&o.applySamples, "apply-samples", "", "On the embedded control plane, apply the YAML files of this folder once the operator runs.")
+		fs.StringVar(&o.devDir, "dev-dir", ".dev", "Where the embedded control plane's kubeconfig is written.")
+	} else {
+		o.devDir = ".dev" // where a source checkout's dev cluster would be, to name it when stopped
+	}
+	zapOpts := &zap.Options{Development: false, TimeEncoder: zapcore.ISO8601TimeEncoder}
+	zapOpts.BindFlags(fs)
+	return zapOpts
 }
 
 func run(ctx context.Context, o options) error {
@@ -170,7 +190,7 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+	if err := mgr.AddReadyzCheck("cache-synced", cacheSynced(mgr.GetCache())); err != nil {
 		return nil, err
 	}
 	if err := controllers.Setup(mgr, controllers.Config{

@@ -17,8 +17,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -26,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
+	"github.com/llmkube/operator/internal/memlimit"
 	"github.com/llmkube/operator/internal/routerproxy"
 	"github.com/llmkube/operator/internal/routerproxy/balance"
 	"github.com/llmkube/operator/internal/routerproxy/engine"
@@ -132,19 +131,11 @@ func main() {
 // tests' address map never ships in the production binary.
 var testSeams func(*http.Transport, *slog.Logger) error
 
-// memoryLimit lowers GOMEMLIMIT to 90% when it is a plain byte count: the operator sets it to
-// the container's memory limit (resourceFieldRef limits.memory), and the runtime needs headroom
-// for what its limit does not count (stacks not yet freed, the kernel's page cache of the binary)
-// to collect before the kernel kills it rather than after.
+// memoryLimit lowers GOMEMLIMIT to 90% of the container's limit (internal/memlimit).
 func memoryLimit(log *slog.Logger) {
-	v := os.Getenv("GOMEMLIMIT")
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 {
-		return
+	if n, limit := memlimit.Apply(); n > 0 {
+		log.Info("memory limit", "containerLimitBytes", n, "goMemLimitBytes", limit)
 	}
-	limit := n / 10 * 9
-	debug.SetMemoryLimit(limit)
-	log.Info("memory limit", "containerLimitBytes", n, "goMemLimitBytes", limit)
 }
 
 func fail(log *slog.Logger, err error) {

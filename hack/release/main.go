@@ -11,6 +11,7 @@ Licensed under the Apache License, Version 2.0.
 //	release image  -base REF|oci:DIR -binary NAME -bin linux/amd64=PATH ... -label K=V ... -created UNIX
 //	               (-push REPO:TAG | -out DIR -tag TAG) [-digest-file FILE]
 //	release plugin -bin linux/amd64=PATH ... -license FILE -manifest TEMPLATE -tag TAG -created UNIX -out DIR
+//	release chart  -created UNIX ARCHIVE   (rewrites `helm package`'s archive with one timestamp)
 package main
 
 import (
@@ -46,7 +47,7 @@ func (p pairs) Set(s string) error {
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(fmt.Errorf("usage: release base|image|plugin [flags]"))
+		fail(fmt.Errorf("usage: release base|image|plugin|chart [flags]"))
 	}
 	var err error
 	switch os.Args[1] {
@@ -56,8 +57,10 @@ func main() {
 		err = image(os.Args[2:])
 	case "plugin":
 		err = plugin(os.Args[2:])
+	case "chart":
+		err = chart(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown subcommand %q: base, image or plugin", os.Args[1])
+		err = fmt.Errorf("unknown subcommand %q: base, image, plugin or chart", os.Args[1])
 	}
 	if err != nil {
 		fail(err)
@@ -225,4 +228,27 @@ func plugin(args []string) error {
 	}
 	fmt.Print(checksums.String())
 	return os.WriteFile(filepath.Join(*out, "checksums.txt"), checksums.Bytes(), 0o644)
+}
+
+func chart(args []string) error {
+	fs := flag.NewFlagSet("chart", flag.ExitOnError)
+	created := fs.String("created", "0", "Timestamp of every entry of the archive (Unix seconds).")
+	_ = fs.Parse(args)
+	t, err := unixTime(*created)
+	if err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("chart: one archive, got %v", fs.Args())
+	}
+	path := fs.Arg(0)
+	in, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	out, err := release.RestampChart(in, t)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, out, 0o644)
 }

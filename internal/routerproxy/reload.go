@@ -57,6 +57,10 @@ func NewDocumentWatcher(path string, data []byte, interval time.Duration, p *Pro
 		}),
 	}
 	w.current.Set(1)
+	// Every result from the start: an increase() or an alert sees 0, not nothing.
+	for _, r := range []string{"applied", "refused", "unreadable"} {
+		w.reloads.WithLabelValues(r)
+	}
 	reg.MustRegister(w.reloads, w.current)
 	return w
 }

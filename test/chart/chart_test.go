@@ -189,6 +189,7 @@ func TestArgsFromValues(t *testing.T) {
 		"--cache-transform=safe",
 		"--leader-elect=true",
 		"--zap-log-level=info",
+		"--zap-encoder=json",
 		"--metrics-bind-address=:8080",
 		"--health-probe-bind-address=:8081",
 		"--max-concurrent-reconciles=8",
@@ -259,7 +260,7 @@ func TestArgsAreOperatorFlags(t *testing.T) {
 	all := args(t, render(t, "-f", filepath.Join(helmtool.Chart(), "ci", "production-values.yaml")))
 	for _, a := range all {
 		name := strings.SplitN(strings.TrimPrefix(a, "--"), "=", 2)[0]
-		if name == "zap-log-level" {
+		if name == "zap-log-level" || name == "zap-encoder" {
 			continue // bound by zap.Options.BindFlags
 		}
 		if !strings.Contains(string(src), `"`+name+`"`) {

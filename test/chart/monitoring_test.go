@@ -58,6 +58,7 @@ func TestMonitoringValuesRejected(t *testing.T) {
 		"router double scrape": {"metrics.emitScrapeAnnotations=true", "metrics.routerPodMonitor.enabled=true"},
 		"ratio above 1":        {"metrics.prometheusRule.router5xxRatio=2"},
 		"bad duration":         {"metrics.prometheusRule.notReadyFor=soon"},
+		"bad log format":       {"logFormat=text"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var extra []string
@@ -69,4 +70,33 @@ func TestMonitoringValuesRejected(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Values that would install something broken on day one are refused with a message naming them.
+// Proves A8.
+func TestValuesThatBreakOnCallAreRefusedByName(t *testing.T) {
+	for name, c := range map[string]struct {
+		set  []string
+		want string
+	}{
+		"operator scraped twice": {[]string{"metrics.serviceMonitor.enabled=true", "metrics.podMonitor.enabled=true"},
+			"metrics.serviceMonitor.enabled and metrics.podMonitor.enabled"},
+		"budget blocks every drain": {[]string{"podDisruptionBudget.enabled=true"},
+			"podDisruptionBudget.minAvailable (1) is not below replicaCount (1)"},
+		"budget of no unavailable pod": {[]string{"podDisruptionBudget.enabled=true", "podDisruptionBudget.minAvailable=null",
+			"podDisruptionBudget.maxUnavailable=0"}, "podDisruptionBudget.maxUnavailable is 0"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var extra []string
+			for _, s := range c.set {
+				extra = append(extra, "--set", s)
+			}
+			_, err := helmtool.Template(ns, extra...)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("helm template %v: %v; want a refusal naming %q", c.set, err, c.want)
+			}
+		})
+	}
+	// Two replicas keep one through a drain: accepted.
+	render(t, "--set", "podDisruptionBudget.enabled=true", "--set", "replicaCount=2", "--set", "leaderElection.enabled=true")
 }

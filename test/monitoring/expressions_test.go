@@ -78,59 +78,70 @@ var grafanaVars = strings.NewReplacer("$__rate_interval", "5m", "$__interval", "
 // labelValuesRE is a Grafana variable's query: label_values(selector, label).
 var labelValuesRE = regexp.MustCompile(`^label_values\((.*), *[a-zA-Z_]+\)$`)
 
-// dashboardExpressions returns the query of every panel target and variable of the dashboard
-// ConfigMaps.
-func dashboardExpressions(t *testing.T, objs []*unstructured.Unstructured) []expression {
+// dashboard is what the tests read of a Grafana dashboard's JSON.
+type dashboard struct {
+	Title  string `json:"title"`
+	Panels []struct {
+		Title   string `json:"title"`
+		Targets []struct {
+			Expr string `json:"expr"`
+		} `json:"targets"`
+	} `json:"panels"`
+	Templating struct {
+		List []struct {
+			Name  string `json:"name"`
+			Query any    `json:"query"`
+		} `json:"list"`
+	} `json:"templating"`
+}
+
+// dashboards parses the dashboard ConfigMaps the chart rendered.
+func dashboards(t *testing.T, objs []*unstructured.Unstructured) []dashboard {
 	t.Helper()
-	var out []expression
-	n := 0
+	var out []dashboard
 	for _, u := range objs {
 		if u.GetKind() != "ConfigMap" || u.GetLabels()["grafana_dashboard"] == "" {
 			continue
 		}
 		data, _, _ := unstructured.NestedStringMap(u.Object, "data")
 		for key, text := range data {
-			n++
-			var d struct {
-				Title  string `json:"title"`
-				Panels []struct {
-					Title   string `json:"title"`
-					Targets []struct {
-						Expr string `json:"expr"`
-					} `json:"targets"`
-				} `json:"panels"`
-				Templating struct {
-					List []struct {
-						Name  string `json:"name"`
-						Query any    `json:"query"`
-					} `json:"list"`
-				} `json:"templating"`
-			}
+			var d dashboard
 			if err := json.Unmarshal([]byte(text), &d); err != nil {
 				t.Fatalf("dashboard %s/%s: %v", u.GetName(), key, err)
 			}
-			for _, p := range d.Panels {
-				for _, tg := range p.Targets {
-					out = append(out, expression{where: fmt.Sprintf("dashboard %q panel %q", d.Title, p.Title), expr: grafanaVars.Replace(tg.Expr)})
-				}
-			}
-			for _, v := range d.Templating.List {
-				q, ok := v.Query.(map[string]any)
-				if !ok {
-					continue // the data source variable
-				}
-				query, _ := q["query"].(string)
-				m := labelValuesRE.FindStringSubmatch(query)
-				if m == nil {
-					t.Errorf("dashboard %q variable %s: query %q is not label_values(selector, label)", d.Title, v.Name, query)
-					continue
-				}
-				out = append(out, expression{where: fmt.Sprintf("dashboard %q variable %s", d.Title, v.Name), expr: m[1]})
-			}
+			out = append(out, d)
 		}
 	}
-	if n != 2 {
-		t.Fatalf("%d dashboards rendered, want 2 (operator, router)", n)
+	if len(out) != 2 {
+		t.Fatalf("%d dashboards rendered, want 2 (operator, router)", len(out))
+	}
+	return out
+}
+
+// dashboardExpressions returns the query of every panel target and variable of the dashboard
+// ConfigMaps.
+func dashboardExpressions(t *testing.T, objs []*unstructured.Unstructured) []expression {
+	t.Helper()
+	var out []expression
+	for _, d := range dashboards(t, objs) {
+		for _, p := range d.Panels {
+			for _, tg := range p.Targets {
+				out = append(out, expression{where: fmt.Sprintf("dashboard %q panel %q", d.Title, p.Title), expr: grafanaVars.Replace(tg.Expr)})
+			}
+		}
+		for _, v := range d.Templating.List {
+			q, ok := v.Query.(map[string]any)
+			if !ok {
+				continue // the data source variable
+			}
+			query, _ := q["query"].(string)
+			m := labelValuesRE.FindStringSubmatch(query)
+			if m == nil {
+				t.Errorf("dashboard %q variable %s: query %q is not label_values(selector, label)", d.Title, v.Name, query)
+				continue
+			}
+			out = append(out, expression{where: fmt.Sprintf("dashboard %q variable %s", d.Title, v.Name), expr: m[1]})
+		}
 	}
 	return out
 }

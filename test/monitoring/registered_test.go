@@ -8,6 +8,7 @@ package monitoring
 
 import (
 	"context"
+	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
@@ -161,7 +162,11 @@ func registerProxy(t *testing.T, reg *describing) {
 	doc := &routingv1.Document{Backends: []routingv1.Backend{{Name: "llama", Kind: routingv1.KindInferenceService,
 		URL: "http://llama.ns.svc:8080", Service: &routingv1.Service{Namespace: "ns", Name: "llama", Port: "http"}}}}
 	balancer := routerproxy.NewBalancer(doc, routerproxy.BalancerOptions{Registerer: reg})
-	if _, err := routerproxy.New(routerproxy.Options{Document: doc, Registerer: reg, Balancer: balancer}); err != nil {
+	proxy, err := routerproxy.New(routerproxy.Options{Document: doc, Registerer: reg, Balancer: balancer})
+	if err != nil {
 		t.Fatal(err)
 	}
+	// The watcher of the mounted routing document, as cmd/router-proxy starts it: its reload
+	// metrics are what tells a router serving an old document.
+	routerproxy.NewDocumentWatcher("routing.json", nil, time.Second, proxy, reg, slog.New(slog.DiscardHandler))
 }
