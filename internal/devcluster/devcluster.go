@@ -28,6 +28,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/llmkube/operator/internal/node"
 )
 
 // StartTimeout bounds how long Start waits for the fake nodes to become Ready once the components
@@ -43,6 +45,8 @@ type Cluster struct {
 	LogDir     string
 	env        *envtest.Environment
 	components []*component
+	// node is the real node of StartWithNode; nil with KWOK's fake nodes.
+	node *node.Node
 }
 
 // ShouldStart says whether the operator has no cluster to talk to: no $KUBECONFIG, no
@@ -119,6 +123,11 @@ func (c *Cluster) Stop() error {
 	var errs []error
 	// The reverse of the start order: KWOK and the controllers go before the API server they
 	// talk to, so none of them logs a storm of connection errors on the way out.
+	// A real node goes first: its kubelet reports its pods gone to the API server on the way out.
+	if c.node != nil {
+		errs = append(errs, c.node.Stop())
+		c.node = nil
+	}
 	for i := len(c.components) - 1; i >= 0; i-- {
 		errs = append(errs, c.components[i].stop())
 	}

@@ -41,7 +41,7 @@ type Config struct {
 
 // Server is one simulator; its handler serves the whole API.
 type Server struct {
-	cfg   Config
+	cfg Config
 	// slots holds one token per running request; vllm:kv_cache_usage_perc is its fill, as if
 	// every running request took an equal share of the KV cache.
 	slots chan struct{}
