@@ -73,6 +73,13 @@ envtest-bin: control-plane $(ENVTEST_BIN)/kubectl ## Build the control plane (ku
 control-plane:
 	@bash hack/build-control-plane.sh "$(ENVTEST_BIN)"
 
+# The real node (docs/real-node.md): kubelet and kube-proxy at the control plane's version,
+# containerd and the CNI plugins, built from source into the same cache directory. runc, iptables
+# and conntrack are Debian's.
+.PHONY: node-bin
+node-bin: envtest-bin ## Build the real node (kubelet, kube-proxy, containerd, CNI plugins) from source once per version.
+	@bash hack/build-node.sh "$(ENVTEST_BIN)"
+
 # The GitOps tests run the real kubectl: the machine's own, else one built from the same sources.
 $(ENVTEST_BIN)/kubectl: | control-plane
 	@if command -v kubectl >/dev/null 2>&1; then ln -sf "$$(command -v kubectl)" $@; \
@@ -194,16 +201,22 @@ IMAGE_LABELS := -label org.opencontainers.image.source=$(SOURCE_URL) -label org.
 base: ## A local base image (CA bundle + passwd/group, user 65532) as an OCI layout in BUILD_DIR/base.
 	$(RELEASE_TOOL) base -created $(SOURCE_DATE_EPOCH) -platforms $(subst $(space),$(comma),$(strip $(PLATFORMS))) -out $(BUILD_DIR)/base
 
+# Images for tests and the local cluster only, never published: the model-server simulator and the
+# real node's sandbox (pause). Built beside the release's so that they run on the same base.
+TEST_IMAGES := model-simulator:model-simulator pause:pause
+
 space := $(subst ,, )
 comma := ,
 IMAGE_BASE = $(if $(filter local,$(BASE_IMAGE)),oci:$(BUILD_DIR)/base,$(BASE_IMAGE))
 
 .PHONY: images
-images: $(if $(filter local,$(BASE_IMAGE)),base) ## operator and router-proxy images for PLATFORMS; pushed to REGISTRY, else OCI layouts in BUILD_DIR/images.
+images: $(if $(filter local,$(BASE_IMAGE)),base) ## operator, router-proxy, model-simulator and pause images for PLATFORMS; pushed to REGISTRY, else OCI layouts in BUILD_DIR/images.
 	@for p in $(PLATFORMS); do d=$(BUILD_DIR)/bin/$${p/\//_}; echo "go build $$p"; \
 		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -tags nodevplane -o $$d/llmkube-operator ./cmd/operator; \
-		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $$d/router-proxy ./cmd/router-proxy; done
-	@for img in operator:llmkube-operator router-proxy:router-proxy; do repo=$${img%%:*}; bin=$${img#*:}; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $$d/router-proxy ./cmd/router-proxy; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $$d/model-simulator ./cmd/model-simulator; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $$d/pause ./cmd/pause; done
+	@for img in operator:llmkube-operator router-proxy:router-proxy $(TEST_IMAGES); do repo=$${img%%:*}; bin=$${img#*:}; \
 		bins=$$(for p in $(PLATFORMS); do printf -- '-bin %s=%s ' $$p $(BUILD_DIR)/bin/$${p/\//_}/$$bin; done); \
 		if [ -n "$(REGISTRY)" ]; then dest="-push $(REGISTRY)/$$repo:$(VERSION)"; else dest="-out $(BUILD_DIR)/images/$$repo -tag $(VERSION)"; fi; \
 		$(RELEASE_TOOL) image -base $(IMAGE_BASE) -binary $$bin $$bins $(IMAGE_LABELS) -created $(SOURCE_DATE_EPOCH) \

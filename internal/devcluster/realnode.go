@@ -84,7 +84,8 @@ func CanRunContainers() error {
 // StartWithNode starts a cluster whose one node is real: the node's network first (Prepare), then
 // kube-apiserver and etcd with the API server listening on the machine's end of the node's link
 // and serving a certificate that pods accept, kube-controller-manager and kube-scheduler, then
-// containerd, the kubelet and kube-proxy. It returns once the node is Ready.
+// containerd, the kubelet and kube-proxy. It returns once the node is Ready. With an empty crdDir
+// no CRD is installed: `helm install` of the chart installs them, as for a user.
 func StartWithNode(crdDir, kubeconfigPath string, opts NodeOptions) (*Cluster, error) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
@@ -117,7 +118,10 @@ func StartWithNode(crdDir, kubeconfigPath string, opts NodeOptions) (*Cluster, e
 		_ = n.Stop()
 		return nil, err
 	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{crdDir}, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: assets}
+	env := &envtest.Environment{BinaryAssetsDirectory: assets}
+	if crdDir != "" {
+		env.CRDDirectoryPaths, env.ErrorIfCRDPathMissing = []string{crdDir}, true
+	}
 	api := env.ControlPlane.GetAPIServer()
 	api.CertDir = certDir
 	api.SecureServing.CA = caPEM
@@ -126,6 +130,9 @@ func StartWithNode(crdDir, kubeconfigPath string, opts NodeOptions) (*Cluster, e
 	api.Configure().
 		Set("advertise-address", host.String()).
 		Set("service-cluster-ip-range", RealServiceCIDR).
+		// The node's name resolves nowhere; its InternalIP is NodeIP, where the kubelet serves
+		// logs, exec and port-forward.
+		Set("kubelet-preferred-address-types", "InternalIP").
 		// envtest turns the ServiceAccount admission off; pods of a real node need their token.
 		Disable("disable-admission-plugins")
 	cfg, err := env.Start()

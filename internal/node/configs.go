@@ -11,14 +11,13 @@ import (
 	"path/filepath"
 )
 
-// SandboxImage is the image of every pod's sandbox: the project's own pause (cmd/pause), loaded
-// into containerd before the kubelet starts, since registry.k8s.io cannot be reached.
-const SandboxImage = "localhost/llmkube/pause:dev"
-
 // containerdConfig points every directory of containerd (and of its CRI plugin, which keeps the
 // pods' network namespaces under its state directory) into the node's state directory, and runs
 // containers with Debian's runc on the cgroupfs driver (no systemd manages this node's cgroups).
-func (n *Node) containerdConfig() string {
+//
+// The sandbox image is the project's own pause (cmd/pause), loaded into containerd before the
+// kubelet starts, since registry.k8s.io cannot be reached.
+func (n *Node) containerdConfig(sandbox string) string {
 	return fmt.Sprintf(`version = 3
 root = %[1]q
 state = %[2]q
@@ -55,7 +54,7 @@ disabled_plugins = ["io.containerd.nri.v1.nri"]
       bin_dirs = [%[7]q]
       conf_dir = %[8]q
 `, n.path("containerd"), n.path("run", "containerd"), n.containerdSocket(), n.path("containerd", "opt"),
-		SandboxImage, n.cfg.Runc, filepath.Join(n.cfg.Assets, "cni"), n.path("cni", "net.d"))
+		sandbox, n.cfg.Runc, filepath.Join(n.cfg.Assets, "cni"), n.path("cni", "net.d"))
 }
 
 func (n *Node) containerdSocket() string { return n.path("run", "containerd.sock") }

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package node
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -20,10 +21,32 @@ import (
 )
 
 // Image is an OCI image layout on disk (internal/release's output) and the name containerd knows it
-// by: BaseName:Tag, where Tag is the layout's org.opencontainers.image.ref.name.
+// by: BaseName:<tag>, where the tag is the layout's org.opencontainers.image.ref.name.
 type Image struct {
 	Layout   string
 	BaseName string
+}
+
+// Ref is the image's full name, BaseName:<the layout's tag>.
+func (im Image) Ref() (string, error) {
+	data, err := os.ReadFile(filepath.Join(im.Layout, "index.json"))
+	if err != nil {
+		return "", err
+	}
+	var idx struct {
+		Manifests []struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"manifests"`
+	}
+	if err := json.Unmarshal(data, &idx); err != nil {
+		return "", fmt.Errorf("%s: %w", im.Layout, err)
+	}
+	for _, m := range idx.Manifests {
+		if tag := m.Annotations["org.opencontainers.image.ref.name"]; tag != "" {
+			return im.BaseName + ":" + tag, nil
+		}
+	}
+	return "", fmt.Errorf("%s names no tag (org.opencontainers.image.ref.name)", im.Layout)
 }
 
 // Start writes the configurations, starts containerd, loads the sandbox image and images into it,
@@ -39,8 +62,12 @@ func (n *Node) Start(kubeconfig string, sandbox Image, images ...Image) error {
 	if err := saveSysctls(n.cfg.StateDir); err != nil {
 		return err
 	}
+	sandboxRef, err := sandbox.Ref()
+	if err != nil {
+		return err
+	}
 	files := map[string]string{
-		"containerd.toml":               n.containerdConfig(),
+		"containerd.toml":               n.containerdConfig(sandboxRef),
 		"cni/net.d/10-llmkube.conflist": n.cniConfig(),
 		"kubelet.yaml":                  n.kubeletConfig(),
 		"kube-proxy.yaml":               n.kubeProxyConfig(kubeconfig),
