@@ -45,6 +45,8 @@ type Cluster struct {
 	LogDir     string
 	env        *envtest.Environment
 	components []*component
+	// EnvStopTook is how long the API server and etcd took to stop, measured by Stop.
+	EnvStopTook time.Duration
 	// node is the real node of StartWithNode; nil with KWOK's fake nodes.
 	node *node.Node
 }

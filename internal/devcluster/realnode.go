@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -127,6 +128,9 @@ func StartWithNode(crdDir, kubeconfigPath string, opts NodeOptions) (*Cluster, e
 	api.SecureServing.CA = caPEM
 	api.SecureServing.Address = host.String()
 	api.SecureServing.Port = strconv.Itoa(port)
+	// Measured: with a real node the API server takes longer than envtest's 20 s to stop, and
+	// envtest then kills it and reports a timeout.
+	api.StopTimeout = 90 * time.Second
 	api.Configure().
 		Set("advertise-address", host.String()).
 		Set("service-cluster-ip-range", RealServiceCIDR).

@@ -205,3 +205,30 @@ func removeContainerLogLinks(stateDir string) {
 		}
 	}
 }
+
+// Leftovers lists what a node of this name still has on the machine: its network namespace, its
+// cgroups and their processes, mounts under its state directory and the directory itself. Empty
+// after Stop and after Cleanup.
+func Leftovers(name, stateDir string) []string {
+	var out []string
+	if netnsExists(name) {
+		out = append(out, "network namespace "+name)
+	}
+	for _, d := range cgroupDirs(name) {
+		out = append(out, "cgroup "+d)
+		if pids := pidsIn(d); len(pids) > 0 {
+			out = append(out, fmt.Sprintf("processes %v in %s", pids, d))
+		}
+	}
+	if points, _ := mountsUnder(filepath.Clean(stateDir)); len(points) > 0 {
+		out = append(out, fmt.Sprintf("%d mounts under %s", len(points), stateDir))
+	}
+	if _, err := os.Stat(stateDir); err == nil {
+		out = append(out, "directory "+stateDir)
+	}
+	host, _ := vethNames(name)
+	if _, err := os.Stat(filepath.Join("/sys/class/net", host)); err == nil {
+		out = append(out, "interface "+host)
+	}
+	return out
+}

@@ -21,12 +21,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/llmkube/operator/internal/devcluster"
 	"github.com/llmkube/operator/internal/node"
@@ -78,7 +80,12 @@ func TestRealNode(t *testing.T) {
 			s.dumpState()
 		}
 		if err := c.Stop(); err != nil {
-			t.Logf("stopping the cluster: %v", err)
+			t.Errorf("stopping the cluster: %v", err)
+		}
+		t.Logf("the API server and etcd stopped in %s", c.EnvStopTook.Round(time.Millisecond))
+		// N4: nothing the node set up outlives it.
+		if left := node.Leftovers(nodeName, stateDir); len(left) > 0 {
+			t.Errorf("the stopped node left: %v", left)
 		}
 	})
 	t.Logf("node Ready %s after the start", time.Since(start).Round(time.Millisecond))
@@ -86,6 +93,8 @@ func TestRealNode(t *testing.T) {
 	t.Run("helm install runs the operator as a pod of the chart", s.helmInstall)
 	t.Run("the samples run on simulator pods", s.samplesRun)
 	t.Run("the OpenAI client gets an answer and a stream through the router's Service", s.openAIThroughRouter)
+	t.Run("the router's GOMEMLIMIT is 90% of its real memory limit", s.goMemLimit)
+	t.Run("a removed pod label leaves through a real rollout while another tool's key stays", s.labelRemoval)
 	for name, b := range c.Node().Memory() {
 		t.Logf("node memory: %s %d MiB", name, b>>20)
 	}
@@ -179,6 +188,61 @@ func (s *suite) openAIThroughRouter(t *testing.T) {
 		t.Fatalf("the stream gave %q in %d chunks; the answer was %q", acc.Choices[0].Message.Content, chunks, got)
 	}
 	t.Logf("stream: %d chunks", chunks)
+}
+
+// goMemLimit reads the limit the Go runtime of the running router-proxy applies (its
+// go_gc_gomemlimit_bytes gauge) and compares it with the container's memory limit: the kubelet
+// resolves the resourceFieldRef the operator writes.
+func (s *suite) goMemLimit(t *testing.T) {
+	limit := s.kubectl("get", "deploy", "router-router-proxy", "-o", `jsonpath={.spec.template.spec.containers[0].resources.limits.memory}`)
+	q, err := resource.ParseQuantity(strings.TrimSpace(limit))
+	if err != nil {
+		t.Fatalf("the router's memory limit %q: %v", limit, err)
+	}
+	port, stop := s.portForward(t, "default", "deploy/router-router-proxy", "9090")
+	defer stop()
+	body := httpGet(t, "http://127.0.0.1:"+port+"/metrics")
+	m := regexp.MustCompile(`(?m)^go_gc_gomemlimit_bytes (\S+)$`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("the router's /metrics has no go_gc_gomemlimit_bytes")
+	}
+	got, _ := strconv.ParseFloat(m[1], 64)
+	want := float64(q.Value()) * 0.9
+	t.Logf("memory limit %s, GOMEMLIMIT %.0f bytes (%.3f of it)", limit, got, got/float64(q.Value()))
+	if got < want-1024*1024 || got > want+1024*1024 {
+		t.Fatalf("GOMEMLIMIT is %.0f bytes, want 90%% of %d = %.0f", got, q.Value(), want)
+	}
+}
+
+// labelRemoval is the README's story on real pods: another tool adds a pod-template label under a
+// field manager of its own, the user drops `team` from the InferenceService, and the ReplicaSet
+// rollout replaces the pods with ones that lack `team` and keep the other tool's key.
+func (s *suite) labelRemoval(t *testing.T) {
+	s.kubectl("patch", "deployment", "tinyllama", "--field-manager=mesh-injector",
+		"-p", `{"spec":{"template":{"metadata":{"labels":{"mesh.example.com/injected":"true"}}}}}`)
+	s.kubectl("rollout", "status", "deployment/tinyllama", "--timeout=120s")
+	data, err := os.ReadFile(filepath.Join(helmtool.RepoRoot(), "test", "node", "testdata", "samples", "inferenceservice.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), "  podLabels:\n    team: research\n", "", 1)
+	if edited == string(data) {
+		t.Fatal("the sample has no podLabels block to remove")
+	}
+	f := filepath.Join(t.TempDir(), "inferenceservice.yaml")
+	if err := os.WriteFile(f, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.kubectl("apply", "--server-side", "-f", f)
+	s.kubectl("wait", "--for=delete", "pod", "-l", "app=tinyllama,team=research", "--timeout=120s")
+	s.kubectl("rollout", "status", "deployment/tinyllama", "--timeout=120s")
+	out := s.kubectl("get", "pods", "-l", "app=tinyllama", "-o", `jsonpath={range .items[*]}{.metadata.name} {.status.phase} team={.metadata.labels.team} mesh={.metadata.labels.mesh\.example\.com/injected} {.status.containerStatuses[0].containerID}{"\n"}{end}`)
+	t.Logf("tinyllama pods after the removal:\n%s", out)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.Contains(line, " Running team= mesh=true containerd://") {
+			t.Fatalf("want a running pod without team and with the other tool's key: %q", line)
+		}
+	}
 }
 
 var forwarding = regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+)`)
