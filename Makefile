@@ -106,6 +106,13 @@ test: envtest-bin ## The whole suite: unit tests and the integration suite again
 	go test ./... -count=1 -timeout 45m
 	$(MAKE) test-monitoring
 
+# The end-to-end suite on a real node (docs/real-node.md): needs root and Debian's runc, iptables
+# and conntrack (.ci/run installs them); builds the node and the linux/amd64 images first.
+.PHONY: test-node
+test-node: node-bin ## End-to-end on a real node: helm install, the samples on simulator pods, the OpenAI client through the router.
+	$(MAKE) images BASE_IMAGE=local PLATFORMS=linux/amd64
+	LLMKUBE_NODE_E2E=1 go test ./test/node/ -count=1 -v -timeout 20m
+
 # A module of its own (test/monitoring/go.mod): the Prometheus rule loader and PromQL parser it
 # checks the chart's alerts and dashboards with never enter the operator's go.mod.
 .PHONY: test-monitoring

@@ -125,16 +125,22 @@ func (c *Cluster) Stop() error {
 	var errs []error
 	// The reverse of the start order: KWOK and the controllers go before the API server they
 	// talk to, so none of them logs a storm of connection errors on the way out.
-	// A real node goes first: its kubelet reports its pods gone to the API server on the way out.
+	// A real node's processes and containers go first, its network last: the API server listens
+	// on the node's link.
 	if c.node != nil {
-		errs = append(errs, c.node.Stop())
-		c.node = nil
+		errs = append(errs, c.node.StopProcesses())
 	}
 	for i := len(c.components) - 1; i >= 0; i-- {
 		errs = append(errs, c.components[i].stop())
 	}
 	c.components = nil
+	envStart := time.Now()
 	errs = append(errs, c.env.Stop())
+	c.EnvStopTook = time.Since(envStart)
+	if c.node != nil {
+		errs = append(errs, c.node.Stop())
+		c.node = nil
+	}
 	return errors.Join(errs...)
 }
 

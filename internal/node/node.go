@@ -178,10 +178,12 @@ func (n *Node) exited() error {
 	return nil
 }
 
-// Stop stops the node's processes and removes everything it set up (Cleanup), then releases its
-// lock.
-func (n *Node) Stop() error {
-	var errs []error
+// StopProcesses stops the node's processes (SIGTERM, then SIGKILL after ten seconds), then kills
+// every container left in its cgroup, and leaves its network, mounts and files in place for Stop.
+//
+// Note: pods outlive a stopped kubelet; left running, the operator's pod keeps its watches open
+// and the API server does not stop within envtest's timeout.
+func (n *Node) StopProcesses() error {
 	for i := len(n.procs) - 1; i >= 0; i-- {
 		p := n.procs[i]
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
@@ -193,7 +195,13 @@ func (n *Node) Stop() error {
 		}
 	}
 	n.procs = nil
-	errs = append(errs, Cleanup(n.cfg.Name, n.cfg.StateDir))
+	return killCgroup(n.cfg.Name)
+}
+
+// Stop stops the node's processes and removes everything it set up (Cleanup), then releases its
+// lock.
+func (n *Node) Stop() error {
+	err := errors.Join(n.StopProcesses(), Cleanup(n.cfg.Name, n.cfg.StateDir))
 	n.release()
-	return errors.Join(errs...)
+	return err
 }
