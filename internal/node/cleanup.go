@@ -37,6 +37,15 @@ func Cleanup(name, stateDir string) error {
 	var errs []error
 	errs = append(errs, killCgroup(name))
 	errs = append(errs, unmountUnder(stateDir))
+	// The machine's end of the veth goes explicitly: a deleted namespace is torn down by the kernel
+	// later, with its end of the pair, and a next run creating the same interface at once would
+	// find it still there (measured by the crash test).
+	host, _ := vethNames(name)
+	if _, err := os.Stat(filepath.Join("/sys/class/net", host)); err == nil {
+		if out, err := exec.Command("ip", "link", "delete", host).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("deleting interface %s: %v: %s", host, err, out))
+		}
+	}
 	if err := exec.Command("ip", "netns", "delete", name).Run(); err != nil && netnsExists(name) {
 		errs = append(errs, fmt.Errorf("deleting network namespace %s: %w", name, err))
 	}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/llmkube/operator/internal/node"
 	"github.com/llmkube/operator/test/helmtool"
@@ -43,8 +44,10 @@ func TestTheNextRunRemovesWhatACrashedRunLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(crashed, 0); err == nil {
-		t.Errorf("the crashed run's process %d still runs", crashed)
+	select {
+	case <-crashed:
+	case <-time.After(5 * time.Second):
+		t.Errorf("the crashed run's process still runs after the next run's Prepare")
 	}
 	if err := n.Stop(); err != nil {
 		t.Fatal(err)
@@ -56,17 +59,16 @@ func TestTheNextRunRemovesWhatACrashedRunLeft(t *testing.T) {
 
 // prepareAndCrash sets a node up in a child process, as a run does before its kubelet starts, adds
 // a process to its cgroup and a mount under its state directory, and kills the child with SIGKILL
-// (no Stop runs). It returns the pid of the process left in the cgroup.
-func prepareAndCrash(t *testing.T, cfg node.Config) int {
+// (no Stop runs). It returns a channel closed when the process left in the cgroup has ended.
+func prepareAndCrash(t *testing.T, cfg node.Config) <-chan struct{} {
 	t.Helper()
-	if os.Getenv("LLMKUBE_CRASH_CHILD") == "1" {
-		return 0
-	}
 	sleeper := exec.Command("sleep", "600")
 	if err := sleeper.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = sleeper.Process.Kill(); _, _ = sleeper.Process.Wait() })
+	ended := make(chan struct{})
+	go func() { _ = sleeper.Wait(); close(ended) }()
+	t.Cleanup(func() { _ = sleeper.Process.Kill(); <-ended })
 	child := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
 	child.Env = append(os.Environ(), "LLMKUBE_CRASH_CHILD=1", "LLMKUBE_CRASH_PID="+strconv.Itoa(sleeper.Process.Pid),
 		"LLMKUBE_CRASH_NAME="+cfg.Name, "LLMKUBE_CRASH_STATE="+cfg.StateDir, "LLMKUBE_CRASH_LOGS="+cfg.LogDir)
@@ -75,7 +77,7 @@ func prepareAndCrash(t *testing.T, cfg node.Config) int {
 	if ws, ok := child.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("the child did not crash as planned: %v\n%s", err, out)
 	}
-	return sleeper.Process.Pid
+	return ended
 }
 
 // TestCrashChild is the crashing run of TestTheNextRunRemovesWhatACrashedRunLeft; alone it does
