@@ -87,18 +87,7 @@ func Start(crdDir, kubeconfigPath string) (*Cluster, error) {
 		_ = c.Stop()
 		return nil, err
 	}
-	user, err := env.AddUser(envtest.User{Name: "llmkube-dev", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return fail(fmt.Errorf("creating the admin user: %w", err))
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		return fail(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(kubeconfigPath), 0o700); err != nil {
-		return fail(err)
-	}
-	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
+	if err := writeAdminKubeconfig(env, kubeconfigPath); err != nil {
 		return fail(err)
 	}
 
@@ -118,6 +107,23 @@ func Start(crdDir, kubeconfigPath string) (*Cluster, error) {
 		return fail(fmt.Errorf("%w (logs in %s)", err, c.LogDir))
 	}
 	return c, nil
+}
+
+// writeAdminKubeconfig writes a kubeconfig of a cluster admin (system:masters) for kubectl, the
+// components and, with a real node, the kubelet and kube-proxy.
+func writeAdminKubeconfig(env *envtest.Environment, path string) error {
+	user, err := env.AddUser(envtest.User{Name: "llmkube-dev", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("creating the admin user: %w", err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, kubeconfig, 0o600)
 }
 
 // Stop stops the components, then the control plane; its data goes with it.

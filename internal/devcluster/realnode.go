@@ -149,18 +149,7 @@ func StartWithNode(crdDir, kubeconfigPath string, opts NodeOptions) (*Cluster, e
 		_ = c.Stop()
 		return nil, err
 	}
-	user, err := env.AddUser(envtest.User{Name: "llmkube-dev", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return fail(fmt.Errorf("creating the admin user: %w", err))
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		return fail(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(kubeconfigPath), 0o700); err != nil {
-		return fail(err)
-	}
-	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
+	if err := writeAdminKubeconfig(env, kubeconfigPath); err != nil {
 		return fail(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
