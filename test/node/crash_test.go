@@ -23,6 +23,8 @@ import (
 // A run that crashed leaves a process in the node's cgroup, a mount under its state directory and
 // its network namespace; the next run of the same name removes them before it sets up its own, and
 // its Stop leaves nothing.
+//
+// Proves N4.
 func TestTheNextRunRemovesWhatACrashedRunLeft(t *testing.T) {
 	if os.Getenv("LLMKUBE_NODE_E2E") == "" {
 		t.Skip("runs with LLMKUBE_NODE_E2E=1 (root): `make test-node`")

@@ -52,6 +52,10 @@ type suite struct {
 	cluster    *devcluster.Cluster
 }
 
+// TestRealNode runs the suite on binaries built from source and cached by version (it cannot start
+// without them) and images loaded from `make images`.
+//
+// Proves N1, N2, N3, N4, N5, N6, N7, N8.
 func TestRealNode(t *testing.T) {
 	if os.Getenv("LLMKUBE_NODE_E2E") == "" {
 		t.Skip("the real-node suite runs with LLMKUBE_NODE_E2E=1: `make test-node` (root, builds the node and the images first)")
@@ -92,6 +96,7 @@ func TestRealNode(t *testing.T) {
 
 	t.Run("helm install runs the operator as a pod of the chart", s.helmInstall)
 	t.Run("the samples run on simulator pods", s.samplesRun)
+	t.Run("the pod and Service ranges exist only in the node's network namespace", s.rangesStayInside)
 	t.Run("the OpenAI client gets an answer and a stream through the router's Service", s.openAIThroughRouter)
 	t.Run("the router's GOMEMLIMIT is 90% of its real memory limit", s.goMemLimit)
 	t.Run("a removed pod label leaves through a real rollout while another tool's key stays", s.labelRemoval)
@@ -188,6 +193,36 @@ func (s *suite) openAIThroughRouter(t *testing.T) {
 		t.Fatalf("the stream gave %q in %d chunks; the answer was %q", acc.Choices[0].Message.Content, chunks, got)
 	}
 	t.Logf("stream: %d chunks", chunks)
+}
+
+// rangesStayInside checks where the node's network lives: the pod bridge and kube-proxy's rules
+// for the Service range are in the node's namespace, and the machine has neither.
+func (s *suite) rangesStayInside(t *testing.T) {
+	inNode := func(args ...string) (string, error) {
+		out, err := exec.Command("ip", append([]string{"netns", "exec", nodeName}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	if _, err := inNode("ip", "link", "show", "llmkube0"); err != nil {
+		t.Fatalf("no pod bridge in the node's namespace: %v", err)
+	}
+	if err := exec.Command("ip", "link", "show", "llmkube0").Run(); err == nil {
+		t.Fatal("the pod bridge is on the machine")
+	}
+	rules, err := inNode("iptables-save")
+	if err != nil || !strings.Contains(rules, devcluster.RealServiceCIDR[:len("198.18.128.")]) {
+		t.Fatalf("kube-proxy's Service rules are not in the node's namespace (%v)", err)
+	}
+	host, err := exec.Command("iptables-save").CombinedOutput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(host), "198.18.") {
+		t.Fatalf("the machine's iptables name the node's ranges:\n%s", host)
+	}
+	route, _ := exec.Command("ip", "route", "show", "198.18.0.0/24").CombinedOutput()
+	if strings.TrimSpace(string(route)) != "" {
+		t.Fatalf("the machine routes the pod range: %s", route)
+	}
 }
 
 // goMemLimit reads the limit the Go runtime of the running router-proxy applies (its
