@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,6 +53,7 @@ func Cleanup(name, stateDir string) error {
 	errs = append(errs, removeCgroups(name))
 	errs = append(errs, restoreSysctls(stateDir))
 	removeContainerLogLinks(stateDir)
+	removeEmptyFixedDirs()
 	if err := os.RemoveAll(stateDir); err != nil {
 		errs = append(errs, err)
 	}
@@ -240,4 +242,32 @@ func Leftovers(name, stateDir string) []string {
 		out = append(out, "interface "+host)
 	}
 	return out
+}
+
+// fixedDirs are the directories the kubelet and containerd create at paths no setting moves: the
+// shims' sockets, the device plugins' directory, the container log links. Each is removed once
+// empty, children first; a directory something else still uses is not empty and stays.
+var fixedDirs = []string{"/run/containerd/s", "/run/containerd/runc", "/run/containerd",
+	"/var/lib/kubelet/device-plugins", "/var/lib/kubelet", "/var/log/containers"}
+
+func removeEmptyFixedDirs() {
+	// The shims and the kubelet leave their sockets behind when they are killed. A socket nobody
+	// answers on is stale, whoever made it; a live containerd's shim answers and keeps its own.
+	for _, d := range []string{"/run/containerd/s", "/var/lib/kubelet/device-plugins"} {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			p := filepath.Join(d, e.Name())
+			if e.Type()&os.ModeSocket == 0 {
+				continue
+			}
+			if c, err := net.DialTimeout("unix", p, time.Second); err == nil {
+				_ = c.Close()
+			} else if errors.Is(err, syscall.ECONNREFUSED) {
+				_ = os.Remove(p)
+			}
+		}
+	}
+	for _, d := range fixedDirs {
+		_ = syscall.Rmdir(d)
+	}
 }

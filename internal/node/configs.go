@@ -50,11 +50,12 @@ disabled_plugins = ["io.containerd.nri.v1.nri"]
         [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
           BinaryName = %[6]q
           SystemdCgroup = false
+          Root = %[9]q
     [plugins.'io.containerd.cri.v1.runtime'.cni]
       bin_dirs = [%[7]q]
       conf_dir = %[8]q
 `, n.path("containerd"), n.path("run", "containerd"), n.containerdSocket(), n.path("containerd", "opt"),
-		sandbox, n.cfg.Runc, filepath.Join(n.cfg.Assets, "cni"), n.path("cni", "net.d"))
+		sandbox, n.cfg.Runc, filepath.Join(n.cfg.Assets, "cni"), n.path("cni", "net.d"), n.path("run", "runc"))
 }
 
 func (n *Node) containerdSocket() string { return n.path("run", "containerd.sock") }
