@@ -208,8 +208,9 @@ IMAGE_LABELS := -label org.opencontainers.image.source=$(SOURCE_URL) -label org.
 base: ## A local base image (CA bundle + passwd/group, user 65532) as an OCI layout in BUILD_DIR/base.
 	$(RELEASE_TOOL) base -created $(SOURCE_DATE_EPOCH) -platforms $(subst $(space),$(comma),$(strip $(PLATFORMS))) -out $(BUILD_DIR)/base
 
-# Images for tests and the local cluster only, never published: the model-server simulator and the
-# real node's sandbox (pause). Built beside the release's so that they run on the same base.
+# Images for tests and the local cluster only, never pushed (left out when REGISTRY is set): the
+# model-server simulator and the real node's sandbox (pause). Built beside the release's so that
+# they run on the same base.
 TEST_IMAGES := model-simulator:model-simulator pause:pause
 
 space := $(subst ,, )
@@ -223,7 +224,7 @@ images: $(if $(filter local,$(BASE_IMAGE)),base) ## operator, router-proxy, mode
 		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $$d/router-proxy ./cmd/router-proxy; \
 		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $$d/model-simulator ./cmd/model-simulator; \
 		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $$d/pause ./cmd/pause; done
-	@for img in operator:llmkube-operator router-proxy:router-proxy $(TEST_IMAGES); do repo=$${img%%:*}; bin=$${img#*:}; \
+	@for img in operator:llmkube-operator router-proxy:router-proxy $(if $(REGISTRY),,$(TEST_IMAGES)); do repo=$${img%%:*}; bin=$${img#*:}; \
 		bins=$$(for p in $(PLATFORMS); do printf -- '-bin %s=%s ' $$p $(BUILD_DIR)/bin/$${p/\//_}/$$bin; done); \
 		if [ -n "$(REGISTRY)" ]; then dest="-push $(REGISTRY)/$$repo:$(VERSION)"; else dest="-out $(BUILD_DIR)/images/$$repo -tag $(VERSION)"; fi; \
 		$(RELEASE_TOOL) image -base $(IMAGE_BASE) -binary $$bin $$bins $(IMAGE_LABELS) -created $(SOURCE_DATE_EPOCH) \
