@@ -73,6 +73,13 @@ envtest-bin: control-plane $(ENVTEST_BIN)/kubectl ## Build the control plane (ku
 control-plane:
 	@bash hack/build-control-plane.sh "$(ENVTEST_BIN)"
 
+# The real node (docs/real-node.md): kubelet and kube-proxy at the control plane's version,
+# containerd and the CNI plugins, built from source into the same cache directory. runc, iptables
+# and conntrack are Debian's.
+.PHONY: node-bin
+node-bin: envtest-bin ## Build the real node (kubelet, kube-proxy, containerd, CNI plugins) from source once per version.
+	@bash hack/build-node.sh "$(ENVTEST_BIN)"
+
 # The GitOps tests run the real kubectl: the machine's own, else one built from the same sources.
 $(ENVTEST_BIN)/kubectl: | control-plane
 	@if command -v kubectl >/dev/null 2>&1; then ln -sf "$$(command -v kubectl)" $@; \
@@ -101,6 +108,13 @@ run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one,
 test: envtest-bin ## The whole suite: unit tests and the integration suite against a real kube-apiserver.
 	go test ./... -count=1 -timeout 45m
 	$(MAKE) test-monitoring
+
+# The end-to-end suite on a real node (docs/real-node.md): needs root and Debian's runc, iptables
+# and conntrack (.ci/run installs them); builds the node and the linux/amd64 images first.
+.PHONY: test-node
+test-node: node-bin ## End-to-end on a real node: helm install, the samples on simulator pods, the OpenAI client through the router.
+	$(MAKE) images BASE_IMAGE=local PLATFORMS=linux/amd64
+	LLMKUBE_NODE_E2E=1 go test ./test/node/ -count=1 -v -timeout 20m
 
 # A module of its own (test/monitoring/go.mod): the Prometheus rule loader and PromQL parser it
 # checks the chart's alerts and dashboards with never enter the operator's go.mod.
@@ -197,16 +211,23 @@ IMAGE_LABELS := -label org.opencontainers.image.source=$(SOURCE_URL) -label org.
 base: ## A local base image (CA bundle + passwd/group, user 65532) as an OCI layout in BUILD_DIR/base.
 	$(RELEASE_TOOL) base -created $(SOURCE_DATE_EPOCH) -platforms $(subst $(space),$(comma),$(strip $(PLATFORMS))) -out $(BUILD_DIR)/base
 
+# Images for tests and the local cluster only, never pushed (left out when REGISTRY is set): the
+# model-server simulator and the real node's sandbox (pause). Built beside the release's so that
+# they run on the same base.
+TEST_IMAGES := model-simulator:model-simulator pause:pause
+
 space := $(subst ,, )
 comma := ,
 IMAGE_BASE = $(if $(filter local,$(BASE_IMAGE)),oci:$(BUILD_DIR)/base,$(BASE_IMAGE))
 
 .PHONY: images
-images: $(if $(filter local,$(BASE_IMAGE)),base) ## operator and router-proxy images for PLATFORMS; pushed to REGISTRY, else OCI layouts in BUILD_DIR/images.
+images: $(if $(filter local,$(BASE_IMAGE)),base) ## operator, router-proxy, model-simulator and pause images for PLATFORMS; pushed to REGISTRY, else OCI layouts in BUILD_DIR/images.
 	@for p in $(PLATFORMS); do d=$(BUILD_DIR)/bin/$${p/\//_}; echo "go build $$p"; \
 		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -tags nodevplane -o $$d/llmkube-operator ./cmd/operator; \
-		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $$d/router-proxy ./cmd/router-proxy; done
-	@for img in operator:llmkube-operator router-proxy:router-proxy; do repo=$${img%%:*}; bin=$${img#*:}; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $$d/router-proxy ./cmd/router-proxy; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $$d/model-simulator ./cmd/model-simulator; \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $$d/pause ./cmd/pause; done
+	@for img in operator:llmkube-operator router-proxy:router-proxy $(if $(REGISTRY),,$(TEST_IMAGES)); do repo=$${img%%:*}; bin=$${img#*:}; \
 		bins=$$(for p in $(PLATFORMS); do printf -- '-bin %s=%s ' $$p $(BUILD_DIR)/bin/$${p/\//_}/$$bin; done); \
 		if [ -n "$(REGISTRY)" ]; then dest="-push $(REGISTRY)/$$repo:$(VERSION)"; else dest="-out $(BUILD_DIR)/images/$$repo -tag $(VERSION)"; fi; \
 		$(RELEASE_TOOL) image -base $(IMAGE_BASE) -binary $$bin $$bins $(IMAGE_LABELS) -created $(SOURCE_DATE_EPOCH) \

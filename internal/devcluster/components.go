@@ -71,19 +71,20 @@ func checkAssets(assets string) error {
 	return nil
 }
 
-// startComponents starts kube-controller-manager, kube-scheduler and KWOK against the API server
-// of kubeconfig, each as the admin user of that kubeconfig, none serving a port of its own.
-func startComponents(assets, kubeconfig, logDir string) ([]*component, error) {
-	if err := os.MkdirAll(logDir, 0o700); err != nil {
-		return nil, err
-	}
-	specs := []struct {
-		name string
-		args []string
-	}{
-		{binControllerManager, []string{
+// componentSpec is one component's binary and arguments.
+type componentSpec struct {
+	name string
+	args []string
+}
+
+// controlPlaneSpecs are kube-controller-manager, running the controllers given with the extra
+// arguments given, and kube-scheduler, each as the admin user of kubeconfig, none serving a port
+// of its own.
+func controlPlaneSpecs(kubeconfig string, controllers []string, extraCM ...string) []componentSpec {
+	return []componentSpec{
+		{binControllerManager, append([]string{
 			"--kubeconfig=" + kubeconfig,
-			"--controllers=" + strings.Join(Controllers, ","),
+			"--controllers=" + strings.Join(controllers, ","),
 			"--leader-elect=false",
 			"--secure-port=0",
 			// The in-tree hostPath provisioner serves the default StorageClass (objects.go): a
@@ -91,20 +92,32 @@ func startComponents(assets, kubeconfig, logDir string) ([]*component, error) {
 			"--enable-hostpath-provisioner=true",
 			// Pods of a deleted node, or finished ones, are collected soon.
 			"--terminated-pod-gc-threshold=100",
-		}},
+		}, extraCM...)},
 		{binScheduler, []string{
 			"--kubeconfig=" + kubeconfig,
 			"--leader-elect=false",
 			"--secure-port=0",
 		}},
-		{binKWOK, []string{
-			"--kubeconfig=" + kubeconfig,
-			"--config=" + filepath.Join(assets, kwokStages),
-			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
-			"--cidr=" + PodCIDR,
-			"--node-ip=" + NodeIP,
-			"--node-lease-duration-seconds=40",
-		}},
+	}
+}
+
+// startComponents starts kube-controller-manager, kube-scheduler and KWOK against the API server
+// of kubeconfig.
+func startComponents(assets, kubeconfig, logDir string) ([]*component, error) {
+	specs := append(controlPlaneSpecs(kubeconfig, Controllers), componentSpec{binKWOK, []string{
+		"--kubeconfig=" + kubeconfig,
+		"--config=" + filepath.Join(assets, kwokStages),
+		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+		"--cidr=" + PodCIDR,
+		"--node-ip=" + NodeIP,
+		"--node-lease-duration-seconds=40",
+	}})
+	return startSpecs(assets, logDir, specs)
+}
+
+func startSpecs(assets, logDir string, specs []componentSpec) ([]*component, error) {
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		return nil, err
 	}
 	var started []*component
 	for _, s := range specs {

@@ -28,6 +28,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/llmkube/operator/internal/node"
 )
 
 // StartTimeout bounds how long Start waits for the fake nodes to become Ready once the components
@@ -43,6 +45,10 @@ type Cluster struct {
 	LogDir     string
 	env        *envtest.Environment
 	components []*component
+	// EnvStopTook is how long the API server and etcd took to stop, measured by Stop.
+	EnvStopTook time.Duration
+	// node is the real node of StartWithNode; nil with KWOK's fake nodes.
+	node *node.Node
 }
 
 // ShouldStart says whether the operator has no cluster to talk to: no $KUBECONFIG, no
@@ -81,18 +87,7 @@ func Start(crdDir, kubeconfigPath string) (*Cluster, error) {
 		_ = c.Stop()
 		return nil, err
 	}
-	user, err := env.AddUser(envtest.User{Name: "llmkube-dev", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		return fail(fmt.Errorf("creating the admin user: %w", err))
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		return fail(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(kubeconfigPath), 0o700); err != nil {
-		return fail(err)
-	}
-	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
+	if err := writeAdminKubeconfig(env, kubeconfigPath); err != nil {
 		return fail(err)
 	}
 
@@ -114,16 +109,44 @@ func Start(crdDir, kubeconfigPath string) (*Cluster, error) {
 	return c, nil
 }
 
+// writeAdminKubeconfig writes a kubeconfig of a cluster admin (system:masters) for kubectl, the
+// components and, with a real node, the kubelet and kube-proxy.
+func writeAdminKubeconfig(env *envtest.Environment, path string) error {
+	user, err := env.AddUser(envtest.User{Name: "llmkube-dev", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("creating the admin user: %w", err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, kubeconfig, 0o600)
+}
+
 // Stop stops the components, then the control plane; its data goes with it.
 func (c *Cluster) Stop() error {
 	var errs []error
 	// The reverse of the start order: KWOK and the controllers go before the API server they
 	// talk to, so none of them logs a storm of connection errors on the way out.
+	// A real node's processes and containers go first, its network last: the API server listens
+	// on the node's link.
+	if c.node != nil {
+		errs = append(errs, c.node.StopProcesses())
+	}
 	for i := len(c.components) - 1; i >= 0; i-- {
 		errs = append(errs, c.components[i].stop())
 	}
 	c.components = nil
+	envStart := time.Now()
 	errs = append(errs, c.env.Stop())
+	c.EnvStopTook = time.Since(envStart)
+	if c.node != nil {
+		errs = append(errs, c.node.Stop())
+		c.node = nil
+	}
 	return errors.Join(errs...)
 }
 
