@@ -22,8 +22,9 @@ const ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 type Rollout struct {
 	// Want is spec.replicas; Updated, Available and Ready are the status' counts.
 	Want, Updated, Available, Ready int32
-	// Rolling is true until every pod runs the current template: the Deployment controller has
-	// not seen the current generation, fewer pods than wanted are updated, or old pods remain.
+	// Rolling is true until every pod runs the current template and is available: the Deployment
+	// controller has not seen the current generation, fewer pods than wanted are updated, old
+	// pods remain, or updated pods are not available yet.
 	Rolling bool
 	// DeadlineExceeded is true when the Deployment controller reports ProgressDeadlineExceeded for
 	// the current generation.
@@ -37,7 +38,7 @@ func RolloutOf(d *appsv1.Deployment) Rollout {
 	r := Rollout{Want: ptr.Deref(d.Spec.Replicas, 1), Updated: d.Status.UpdatedReplicas,
 		Available: d.Status.AvailableReplicas, Ready: d.Status.ReadyReplicas}
 	current := d.Status.ObservedGeneration >= d.Generation
-	r.Rolling = !current || r.Updated < r.Want || d.Status.Replicas > r.Updated
+	r.Rolling = !current || r.Updated < r.Want || d.Status.Replicas > r.Updated || r.Available < r.Updated
 	for _, c := range d.Status.Conditions {
 		if current && c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == ReasonProgressDeadlineExceeded {
 			r.DeadlineExceeded = true

@@ -83,7 +83,7 @@ func conditionsOf(ns, name string) (*inferencev1alpha1.InferenceService, map[str
 
 // expectRow checks one row of docs/health.md's table against the InferenceService: each
 // condition type named with its status and reason ("-" for absent), the phase and whether
-// observedGeneration is current; kstatus' verdict last.
+// observedGeneration is current; kstatus' verdict and the documented Argo CD check's last [K11].
 func expectRow(g Gomega, ns, name string, row map[string]string, phase inferencev1alpha1.Phase, current bool, verdict kstatus.Status) {
 	isvc, conds := conditionsOf(ns, name)
 	for t, want := range row {
@@ -98,6 +98,8 @@ func expectRow(g Gomega, ns, name string, row map[string]string, phase inference
 	g.Expect(isvc.Status.Phase).To(Equal(phase))
 	g.Expect(isvc.Status.ObservedGeneration == isvc.Generation).To(Equal(current), "observedGeneration %d, generation %d", isvc.Status.ObservedGeneration, isvc.Generation)
 	g.Expect(kstatusOf("InferenceService", ns, name).Status).To(Equal(verdict))
+	argo, msg := argoHealth("InferenceService", ns, name)
+	g.Expect(argo).To(Equal(argoFor(verdict)), "Argo CD health check: %s", msg)
 }
 
 const (
@@ -112,7 +114,7 @@ var _ = Describe("Health that Flux and Argo CD read (kstatus)", func() {
 	var ns string
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("[K1] Flux's apply engine and kstatus wait while 1 of 2 pods run the new template, and finish when all do", func() {
+	It("[K1, K11] Flux's apply engine and kstatus wait while 1 of 2 pods run the new template, and finish when all do", func() {
 		startOperator(ns, controllers.Config{})
 		// Flux's own engine, as kustomize-controller runs it: apply the set, then wait for it.
 		rm := ssa.NewResourceManager(k8sClient, polling.NewStatusPoller(k8sClient, k8sClient.RESTMapper(), polling.Options{}),
@@ -159,7 +161,7 @@ var _ = Describe("Health that Flux and Argo CD read (kstatus)", func() {
 		}).Should(Succeed())
 	})
 
-	It("[K3] creating: Reconciling until a pod is available", func() {
+	It("[K3, K11] creating: Reconciling until a pod is available", func() {
 		startOperator(ns, controllers.Config{})
 		newISVC(ns, "new", nil)
 		Eventually(func(g Gomega) {
@@ -168,7 +170,7 @@ var _ = Describe("Health that Flux and Argo CD read (kstatus)", func() {
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 	})
 
-	It("[K4, O15] deferred: Reconciling, Progressing and the phase say the change waits, and observedGeneration stays", func() {
+	It("[K4, K11, O15] deferred: Reconciling, Progressing and the phase say the change waits, and observedGeneration stays", func() {
 		startOperator(ns, controllers.Config{})
 		gated(ns, "busy", inferencev1alpha1.RolloutPolicy{}, nil)
 		rolledTo(ns, "busy", 1, 1)
@@ -218,6 +220,7 @@ var _ = Describe("Health that Flux and Argo CD read (kstatus)", func() {
 			g.Expect(conds).To(HaveKeyWithValue(condStalled, And(
 				HaveField("Status", metav1.ConditionTrue), HaveField("Reason", "NotControlled"))))
 			g.Expect(kstatusOf("InferenceService", ns, "taken").Status).To(Equal(kstatus.FailedStatus))
+			g.Expect(argoStatus("InferenceService", ns, "taken")).To(Equal("Degraded"))
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 	})
 
@@ -236,7 +239,7 @@ var _ = Describe("Health that Flux and Argo CD read (kstatus)", func() {
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 	})
 
-	It("[K9] a Model is Loaded for a generation only when pods of that generation serve, and Reconciling until then", func() {
+	It("[K9, K11] a Model is Loaded for a generation only when pods of that generation serve, and Reconciling until then", func() {
 		startOperator(ns, controllers.Config{})
 		newModel(ns, "m", nil)
 		refISVC(ns, "user", "m", inferencev1alpha1.RuntimeVLLM, nil)
@@ -264,6 +267,7 @@ var _ = Describe("Health that Flux and Argo CD read (kstatus)", func() {
 				"Model Loaded for generation %d before any pod of it exists: %s", m.Generation, c.Message)
 		}).WithTimeout(3 * time.Second).Should(Succeed())
 		Expect(kstatusOf("Model", ns, "m").Status).To(Equal(kstatus.InProgressStatus))
+		Expect(argoStatus("Model", ns, "m")).To(Equal("Progressing"))
 
 		By("the new template rolled out: Loaded for generation 2")
 		rolledTo(ns, "user", 1, 1)
@@ -272,10 +276,11 @@ var _ = Describe("Health that Flux and Argo CD read (kstatus)", func() {
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(c.ObservedGeneration).To(Equal(m.Generation))
 			g.Expect(kstatusOf("Model", ns, "m").Status).To(Equal(kstatus.CurrentStatus))
+			g.Expect(argoStatus("Model", ns, "m")).To(Equal("Healthy"))
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 	})
 
-	It("[K10, K2] a ModelRouter with no resolved backend is not Ready, and is Stalled", func() {
+	It("[K10, K2, K11] a ModelRouter with no resolved backend is not Ready, and is Stalled", func() {
 		startOperator(ns, controllers.Config{})
 		newRouter(ns, "front", func(r *inferencev1alpha1.ModelRouter) {
 			r.Spec.Backends = []inferencev1alpha1.Backend{isvcBackend("chat", "nowhere")}
@@ -289,6 +294,7 @@ var _ = Describe("Health that Flux and Argo CD read (kstatus)", func() {
 			g.Expect(fmt.Sprint(c.Status, "/", c.Reason)).To(Equal("False/" + modelrouter.ReasonNoBackendResolved))
 			g.Expect(meta.IsStatusConditionTrue(r.Status.Conditions, condStalled)).To(BeTrue())
 			g.Expect(kstatusOf("ModelRouter", ns, "front").Status).To(Equal(kstatus.FailedStatus))
+			g.Expect(argoStatus("ModelRouter", ns, "front")).To(Equal("Degraded"))
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 	})
 })
