@@ -32,6 +32,13 @@ func user(name string, ready bool, loaded int64) inferencev1alpha1.InferenceServ
 	return i
 }
 
+// deferredUser serves generation 2 of Model m while its own newer generation waits for idle.
+func deferredUser(name string) inferencev1alpha1.InferenceService {
+	i := user(name, true, 2)
+	i.Generation, i.Status.ObservedGeneration = 3, 2
+	return i
+}
+
 func readyOf(t *testing.T, m *inferencev1alpha1.Model, users ...inferencev1alpha1.InferenceService) (string, string, inferencev1alpha1.Phase) {
 	t.Helper()
 	st := Status(m, users).Status
@@ -44,6 +51,7 @@ func readyOf(t *testing.T, m *inferencev1alpha1.Model, users ...inferencev1alpha
 	return "", "", ""
 }
 
+// Proves K9.
 func TestReadyOnlyWhenAUserServes(t *testing.T) {
 	m := &inferencev1alpha1.Model{ObjectMeta: metav1.ObjectMeta{Name: "m", Generation: 2}}
 	for _, tc := range []struct {
@@ -56,6 +64,7 @@ func TestReadyOnlyWhenAUserServes(t *testing.T) {
 		{"nobody names it", nil, "False", ReasonNotInUse, inferencev1alpha1.PhasePending},
 		{"named, no ready pod", []inferencev1alpha1.InferenceService{user("a", false, 0)}, "False", ReasonLoading, inferencev1alpha1.PhasePending},
 		{"ready pods of the Model's older generation [K6]", []inferencev1alpha1.InferenceService{user("a", true, 1)}, "False", ReasonLoading, inferencev1alpha1.PhasePending},
+		{"serving while the gate holds an unrelated change back (observedGeneration behind)", []inferencev1alpha1.InferenceService{deferredUser("a")}, "True", ReasonLoaded, inferencev1alpha1.PhaseReady},
 		{"one of two serves", []inferencev1alpha1.InferenceService{user("a", false, 0), user("b", true, 2)}, "True", ReasonLoaded, inferencev1alpha1.PhaseReady},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
