@@ -38,7 +38,7 @@ type assessment struct {
 	ready, progressing condValue
 	health             status.Health
 	// observed is status.observedGeneration (and Ready's): the generation the status describes.
-	observed               int64
+	observed              int64
 	readyReplicas, wanted int32
 }
 
