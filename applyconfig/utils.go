@@ -64,6 +64,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.LLMKubeModelFieldsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeResourceFields"):
 		return &apiv1alpha1.LLMKubeResourceFieldsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LoadedModel"):
+		return &apiv1alpha1.LoadedModelApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LocalObjectReference"):
 		return &apiv1alpha1.LocalObjectReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Model"):

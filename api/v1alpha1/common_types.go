@@ -26,6 +26,14 @@ const (
 	// ConditionAccepted is True when the operator saw an object's spec, which admission already
 	// validated (a Model).
 	ConditionAccepted = "Accepted"
+	// ConditionReconciling is True while the object's desired state is not yet realized (a
+	// rollout under way, a change the rollout gate holds back); absent otherwise. kstatus, and so
+	// Flux's health checks and kubectl wait, read it as "in progress" (promise K1).
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the desired state cannot be realized without a change by a
+	// person (a refused object, a missing Model, ProgressDeadlineExceeded); absent otherwise.
+	// kstatus reads it as "failed" (promise K2).
+	ConditionStalled = "Stalled"
 )
 
 // Phase is a one-word summary of an object's state for `kubectl get`; conditions carry the detail.

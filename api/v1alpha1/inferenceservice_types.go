@@ -318,9 +318,19 @@ type RolloutPolicy struct {
 	Force *bool `json:"force,omitempty"`
 }
 
+// LoadedModel names a Model at one generation.
+type LoadedModel struct {
+	// name is the Model's name.
+	// +required
+	Name string `json:"name"`
+	// generation is the Model's metadata.generation.
+	// +required
+	Generation int64 `json:"generation"`
+}
+
 // InferenceServiceStatus is the state of an InferenceService as the operator last observed it.
 type InferenceServiceStatus struct {
-	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Degraded (the operator could not apply the desired state; the message quotes the API server and says what to do), RolloutDeferred (a change waits for idle pods), GatewayReady (with spec.gateway: whether every Gateway accepted the route and the pool) and ModelResolved (with modelRef: whether the Model exists).
+	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Reconciling (kstatus: the current generation is not realized yet), Stalled (kstatus: it cannot be without a person's change), Degraded (the operator could not apply the desired state; the message quotes the API server and says what to do), RolloutDeferred (a change waits for idle pods), GatewayReady (with spec.gateway: whether every Gateway accepted the route and the pool) and ModelResolved (with modelRef: whether the Model exists).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -329,6 +339,10 @@ type InferenceServiceStatus struct {
 	// observedGeneration is the metadata.generation of the spec this status describes; when it is behind, the operator has not seen the latest change yet.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// loadedModel is the Model (spec.modelRef) and its generation that every pod of the rolled-out template runs: it moves once a rollout that carries a changed or another Model is done, so a Model reports Loaded for a generation only when pods of that generation serve.
+	// +optional
+	LoadedModel *LoadedModel `json:"loadedModel,omitempty"`
 
 	// readyReplicas is the number of runtime pods that are ready to serve requests.
 	// +optional

@@ -400,6 +400,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: endpoint
       type:
         scalar: string
+    - name: loadedModel
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.LoadedModel
     - name: model
       type:
         scalar: string
@@ -434,6 +437,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: redis
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.RedisSpec
+- name: com.github.llmkube.operator.api.v1alpha1.LoadedModel
+  map:
+    fields:
+    - name: generation
+      type:
+        scalar: numeric
+    - name: name
+      type:
+        scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.LocalObjectReference
   map:
     fields:

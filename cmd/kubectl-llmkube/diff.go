@@ -26,6 +26,7 @@ func newDiffCmd(kube *genericclioptions.ConfigFlags, op *cluster.Operator) *cobr
 		format        string
 		file          string
 		allNamespaces bool
+		applyAs       string
 	)
 	cmd := &cobra.Command{
 		Use:   "diff (TYPE/NAME... | TYPE NAME... | -f FILE | -A)",
@@ -47,7 +48,7 @@ Exit status, as kubectl diff: 0 nothing would change, 1 something would change, 
   kubectl llmkube diff -A -o name`,
 		ValidArgsFunction: completeTargets(kube, "isvc", "mr"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			changes, err := runDiff(cmd, kube, op, args, file, allNamespaces, format)
+			changes, err := runDiff(cmd, kube, op, args, file, allNamespaces, format, applyAs)
 			if err != nil {
 				return &exitCode{code: exitDiffError, msg: "error: " + err.Error()}
 			}
@@ -60,11 +61,16 @@ Exit status, as kubectl diff: 0 nothing would change, 1 something would change, 
 	cmd.Flags().StringVarP(&format, "output", "o", "", "Output format: json, yaml or name (a unified diff when empty).")
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "A manifest of InferenceServices and ModelRouters to preview (- for stdin).")
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "Every InferenceService and ModelRouter of every namespace.")
+	cmd.Flags().StringVar(&applyAs, "apply-as", "", "The field manager that will apply the -f manifest (default: the one that applied the live object, else kubectl). A field the manifest drops is removed only from what that manager owns.")
+	// A flag error is an error (2), never "differences" (1), as kubectl diff's.
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &exitCode{code: exitDiffError, msg: "error: " + err.Error()}
+	})
 	return cmd
 }
 
 // runDiff diffs every object named and says whether anything would change.
-func runDiff(cmd *cobra.Command, kube *genericclioptions.ConfigFlags, op *cluster.Operator, args []string, file string, all bool, format string) (bool, error) {
+func runDiff(cmd *cobra.Command, kube *genericclioptions.ConfigFlags, op *cluster.Operator, args []string, file string, all bool, format, applyAs string) (bool, error) {
 	if err := plugin.CheckFormat("diff", format, plugin.JSON, plugin.YAML, plugin.Name); err != nil {
 		return false, err
 	}
@@ -76,6 +82,7 @@ func runDiff(cmd *cobra.Command, kube *genericclioptions.ConfigFlags, op *cluste
 	if err != nil {
 		return false, err
 	}
+	sel.ApplyAs = applyAs
 	objs, err := c.Select(cmd.Context(), sel)
 	if err != nil {
 		return false, err

@@ -112,6 +112,9 @@ type Plan struct {
 	// route), deletes the HPA the InferenceService controls (it would scale a workload the
 	// operator does not control), and the status reads nothing of that Deployment.
 	Refused error
+	// ModelGeneration is the generation of the Model spec.modelRef names that the plan carries;
+	// 0 with an inline model or a missing Model.
+	ModelGeneration int64
 	// KeptSize is the size the Model's cache claim keeps when this InferenceService asks for
 	// less (a Model's claim never shrinks); nil otherwise.
 	KeptSize *resource.Quantity
@@ -138,6 +141,9 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 	isvc := obs.ISVC
 	key := client.ObjectKeyFromObject(isvc)
 	p := &Plan{isvc: isvc}
+	if obs.Model != nil {
+		p.ModelGeneration = obs.Model.Generation
+	}
 	if obs.ModelMissing {
 		p.Blocked = ReasonModelNotFound
 		p.BlockedMessage = fmt.Sprintf("Model %s does not exist in namespace %s: create it; until then no Deployment is created, an existing one is left as it is, and no Service or gateway route is published", isvc.Spec.ModelRef, isvc.Namespace)

@@ -43,14 +43,14 @@ const (
 // RolloutDeferred condition, which is left out (so removed) once the template lands. gateway is
 // the GatewayReady condition (see gatewayCondition), nil without spec.gateway.
 func Status(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition) *acv1alpha1.InferenceServiceApplyConfiguration {
-	return statusOf(isvc, live, failures, deferred, gateway, "", "")
+	return statusOf(isvc, live, failures, deferred, gateway, "", "", 0)
 }
 
 // StatusFor is Status for the plan p: when p is blocked (its Model is missing, its Deployment is
 // not its own), Ready and Progressing say why, the phase is Pending and no endpoint is published
 // (nor, for a refused Deployment, a replica count); ModelResolved is set whenever spec.modelRef is.
 func StatusFor(p *Plan, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition) *acv1alpha1.InferenceServiceApplyConfiguration {
-	desired := statusOf(p.isvc, live, failures, deferred, gateway, p.Blocked, p.BlockedMessage)
+	desired := statusOf(p.isvc, live, failures, deferred, gateway, p.Blocked, p.BlockedMessage, p.ModelGeneration)
 	if p.Refused != nil {
 		// The Deployment of that name is someone else's: no replica count describes this
 		// InferenceService.
@@ -66,57 +66,18 @@ func StatusFor(p *Plan, live *appsv1.Deployment, failures []error, deferred *rol
 	return desired
 }
 
-func statusOf(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition, blocked, blockedMessage string) *acv1alpha1.InferenceServiceApplyConfiguration {
+func statusOf(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, failures []error, deferred *rollout.Decision, gateway *metav1.Condition, blocked, blockedMessage string, modelGeneration int64) *acv1alpha1.InferenceServiceApplyConfiguration {
 	conds := append([]metav1.Condition(nil), isvc.Status.Conditions...)
 	gen := isvc.Generation
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&conds, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
 	}
-	// Following kstatus (Flux health checks, `kubectl wait --for=condition=Ready`): while the
-	// rollout gate holds the new pod template back, the new generation is not current, so
-	// status.observedGeneration and Ready keep the generation they last described.
-	observed := gen
-	if deferred != nil {
-		observed = isvc.Status.ObservedGeneration
-	}
-	setReady := func(s metav1.ConditionStatus, reason, msg string) {
-		meta.SetStatusCondition(&conds, metav1.Condition{Type: inferencev1alpha1.ConditionReady, Status: s, Reason: reason, Message: msg, ObservedGeneration: observed})
-	}
-
-	var ready, progressing bool
-	var readyReplicas int32
-	wanted := wantedReplicas(isvc)
-	switch {
-	case blocked != "" && live == nil:
-		setReady(metav1.ConditionFalse, blocked, blockedMessage)
-		set(inferencev1alpha1.ConditionProgressing, metav1.ConditionFalse, blocked, blockedMessage)
-	case live == nil:
-		setReady(metav1.ConditionFalse, ReasonDeploymentAbsent, "the Deployment does not exist yet")
-		set(inferencev1alpha1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut, "creating the Deployment")
-		progressing = true
-	default:
-		readyReplicas = live.Status.ReadyReplicas
-		want := ptr.Deref(live.Spec.Replicas, 1)
-		wanted = want
-		progressing = live.Status.ObservedGeneration < live.Generation ||
-			live.Status.UpdatedReplicas < want || live.Status.Replicas > live.Status.UpdatedReplicas
-		ready = live.Status.AvailableReplicas > 0 || (want == 0 && !progressing)
-		if ready {
-			setReady(metav1.ConditionTrue, ReasonAvailable, "the runtime has available replicas")
-		} else {
-			setReady(metav1.ConditionFalse, ReasonUnavailable, "no replica of the runtime is available yet")
-		}
-		if blocked != "" {
-			// Nothing rolls out while the plan is blocked: the Deployment is left as it is.
-			progressing = false
-			set(inferencev1alpha1.ConditionProgressing, metav1.ConditionFalse, blocked, blockedMessage)
-		} else if progressing {
-			set(inferencev1alpha1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut, "the Deployment is rolling out")
-		} else {
-			set(inferencev1alpha1.ConditionProgressing, metav1.ConditionFalse, ReasonRolledOut, "the Deployment is rolled out")
-		}
-	}
+	a := assess(isvc, live, failures, deferred, blocked, blockedMessage)
+	meta.SetStatusCondition(&conds, metav1.Condition{Type: inferencev1alpha1.ConditionReady, Status: a.ready.status,
+		Reason: a.ready.Reason, Message: a.ready.Message, ObservedGeneration: a.observed})
+	set(inferencev1alpha1.ConditionProgressing, a.progressing.status, a.progressing.Reason, a.progressing.Message)
 	status.SetDegraded(&conds, gen, failures)
+	status.SetHealth(&conds, gen, a.health)
 
 	if deferred != nil {
 		set(inferencev1alpha1.ConditionRolloutDeferred, metav1.ConditionTrue, deferred.Reason, deferred.Message)
@@ -129,16 +90,8 @@ func statusOf(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment,
 		meta.RemoveStatusCondition(&conds, inferencev1alpha1.ConditionGatewayReady)
 	}
 
-	phase := inferencev1alpha1.PhasePending
-	switch {
-	case len(failures) > 0:
-		phase = inferencev1alpha1.PhaseDegraded
-	case ready && !progressing:
-		phase = inferencev1alpha1.PhaseReady
-	case progressing:
-		phase = inferencev1alpha1.PhaseProgressing
-	}
-
+	readyReplicas, wanted, observed := a.readyReplicas, a.wanted, a.observed
+	phase := a.phase(len(failures) > 0, live != nil)
 	st := acv1alpha1.InferenceServiceStatus().
 		WithObservedGeneration(observed).
 		WithModel(ModelShort(isvc)).
@@ -153,6 +106,12 @@ func statusOf(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment,
 	// sending it would make the owned and desired status differ forever.
 	if readyReplicas > 0 {
 		st.WithReadyReplicas(readyReplicas)
+	}
+	// The Model the pods run moves only once the template that carries it rolled out.
+	if a.progressing.Reason == ReasonRolledOut && a.health.Reconciling == nil && modelGeneration > 0 {
+		st.WithLoadedModel(acv1alpha1.LoadedModel().WithName(isvc.Spec.ModelRef).WithGeneration(modelGeneration))
+	} else if l := isvc.Status.LoadedModel; l != nil && l.Name == isvc.Spec.ModelRef {
+		st.WithLoadedModel(acv1alpha1.LoadedModel().WithName(l.Name).WithGeneration(l.Generation))
 	}
 	if live != nil && live.Status.Replicas > 0 {
 		st.WithReplicas(live.Status.Replicas)
@@ -189,7 +148,8 @@ func wantedReplicas(isvc *inferencev1alpha1.InferenceService) int32 {
 func owns(t string) bool {
 	switch t {
 	case inferencev1alpha1.ConditionReady, inferencev1alpha1.ConditionProgressing, inferencev1alpha1.ConditionDegraded,
-		inferencev1alpha1.ConditionRolloutDeferred, inferencev1alpha1.ConditionGatewayReady:
+		inferencev1alpha1.ConditionRolloutDeferred, inferencev1alpha1.ConditionGatewayReady,
+		inferencev1alpha1.ConditionReconciling, inferencev1alpha1.ConditionStalled:
 		return true
 	}
 	return false

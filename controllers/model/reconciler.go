@@ -12,6 +12,7 @@ package model
 
 import (
 	"context"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -92,9 +93,10 @@ func enqueueModelOf(o client.Object, q workqueue.TypedRateLimitingInterface[reco
 }
 
 // usageChanged says whether an InferenceService's update can change its Model's status: another
-// Model named, or its readiness (as Serving counts it) turned.
+// Model named, its readiness turned, or the Model generation its pods run moved (Serving).
 func usageChanged(older, newer *inferencev1alpha1.InferenceService) bool {
-	return older.Spec.ModelRef != newer.Spec.ModelRef || Serving(older) != Serving(newer)
+	return older.Spec.ModelRef != newer.Spec.ModelRef || ready(older) != ready(newer) ||
+		!equality.Semantic.DeepEqual(older.Status.LoadedModel, newer.Status.LoadedModel)
 }
 
 // Reconcile applies the Model's status when what the field manager owns differs from it, and not

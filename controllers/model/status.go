@@ -34,40 +34,65 @@ const (
 // MaxUsedBy is how many names status.usedBy lists (the CRD's maxItems); the count has them all.
 const MaxUsedBy = 16
 
-// Serving says whether isvc has a ready runtime pod for its current generation: the one sign the
-// operator has that the weights were downloaded and loaded (a runtime's readiness probe answers
-// only once its model is loaded).
-func Serving(isvc *inferencev1alpha1.InferenceService) bool {
-	return isvc.Status.ReadyReplicas > 0 && isvc.Status.ObservedGeneration == isvc.Generation
+// Serving says whether isvc serves generation gen of Model name: it is Ready (a runtime pod
+// answers its readiness probe, which a runtime does only once its model is loaded) and every pod
+// of its rolled-out template runs that Model at that generation (status.loadedModel).
+//
+// Note: Ready alone is not enough (the pods of the old template serve the Model's previous
+// generation until the new template rolled out), and observedGeneration is too much (a rollout
+// the gate holds back for an unrelated change keeps the Model loaded).
+func Serving(isvc *inferencev1alpha1.InferenceService, name string, gen int64) bool {
+	l := isvc.Status.LoadedModel
+	return ready(isvc) && l != nil && l.Name == name && l.Generation == gen
+}
+
+func ready(isvc *inferencev1alpha1.InferenceService) bool {
+	return meta.IsStatusConditionTrue(isvc.Status.Conditions, inferencev1alpha1.ConditionReady)
 }
 
 // Status is the status the operator wants for m, given the InferenceServices that name it (in
-// any order): Accepted, and Ready only when one of them serves. Conditions keep their
-// lastTransitionTime while their status stays, so the same inputs yield the same status.
+// any order). The table, decided here alone:
+//
+//	state                                      | Ready          | Reconciling   | phase
+//	no InferenceService names it               | False NotInUse | -             | Pending
+//	named, none serves this generation yet     | False Loading  | True Loading  | Pending
+//	one serves it                              | True Loaded    | -             | Ready
+//	one serves it, another still rolls it out  | True Loaded    | True Loading  | Ready
+//
+// Conditions keep their lastTransitionTime while their status stays, so the same inputs yield
+// the same status.
 func Status(m *inferencev1alpha1.Model, users []inferencev1alpha1.InferenceService) *acv1alpha1.ModelApplyConfiguration {
-	var names, serving []string
+	var names, serving, loading []string
 	for i := range users {
 		names = append(names, users[i].Name)
-		if Serving(&users[i]) {
+		if Serving(&users[i], m.Name, m.Generation) {
 			serving = append(serving, users[i].Name)
+		} else {
+			loading = append(loading, users[i].Name)
 		}
 	}
 	slices.Sort(names)
 	slices.Sort(serving)
+	slices.Sort(loading)
 
 	ready := metav1.Condition{Type: inferencev1alpha1.ConditionReady, ObservedGeneration: m.Generation}
 	phase := inferencev1alpha1.PhasePending
 	switch {
 	case len(serving) > 0:
 		ready.Status, ready.Reason = metav1.ConditionTrue, ReasonLoaded
-		ready.Message = fmt.Sprintf("loaded: InferenceService %s has a ready pod", listed(serving))
+		ready.Message = fmt.Sprintf("loaded: InferenceService %s serves generation %d", listed(serving), m.Generation)
 		phase = inferencev1alpha1.PhaseReady
 	case len(names) == 0:
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonNotInUse
 		ready.Message = fmt.Sprintf("no InferenceService names this Model, so nothing downloads or loads it: set spec.modelRef: %s on one", m.Name)
 	default:
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonLoading
-		ready.Message = fmt.Sprintf("InferenceService %s names this Model and none has a ready pod yet: the runtime is downloading or loading the weights, or cannot start (see its conditions)", listed(names))
+		ready.Message = fmt.Sprintf("InferenceService %s names this Model and none serves generation %d yet: its pods of this generation are not rolled out, or the runtime is downloading or loading the weights, or cannot start (see its conditions)", listed(names), m.Generation)
+	}
+	var health status.Health
+	if len(loading) > 0 {
+		health.Reconciling = &status.Cause{Reason: ReasonLoading,
+			Message: fmt.Sprintf("InferenceService %s does not serve generation %d yet", listed(loading), m.Generation)}
 	}
 	conds := append([]metav1.Condition(nil), m.Status.Conditions...)
 	meta.SetStatusCondition(&conds, metav1.Condition{
@@ -76,6 +101,7 @@ func Status(m *inferencev1alpha1.Model, users []inferencev1alpha1.InferenceServi
 		ObservedGeneration: m.Generation,
 	})
 	meta.SetStatusCondition(&conds, ready)
+	status.SetHealth(&conds, m.Generation, health)
 
 	// Note: the counts are sent even when zero, so kubectl get shows 0 in USED-BY and SERVING
 	// rather than an empty cell; their Go fields have no omitempty, so the extraction of what the
@@ -93,7 +119,11 @@ func Status(m *inferencev1alpha1.Model, users []inferencev1alpha1.InferenceServi
 }
 
 func owns(t string) bool {
-	return t == inferencev1alpha1.ConditionReady || t == inferencev1alpha1.ConditionAccepted
+	switch t {
+	case inferencev1alpha1.ConditionReady, inferencev1alpha1.ConditionAccepted, inferencev1alpha1.ConditionReconciling, inferencev1alpha1.ConditionStalled:
+		return true
+	}
+	return false
 }
 
 // listed names up to three InferenceServices, and how many more there are.

@@ -17,13 +17,25 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 )
 
-func user(name string, ready int32, observedBehind bool) inferencev1alpha1.InferenceService {
+// user is an InferenceService named name, Ready or not, whose rolled-out pods run generation
+// loaded of Model m (0: none yet).
+func user(name string, ready bool, loaded int64) inferencev1alpha1.InferenceService {
 	i := inferencev1alpha1.InferenceService{ObjectMeta: metav1.ObjectMeta{Name: name, Generation: 2}}
-	i.Status.ReadyReplicas = ready
-	i.Status.ObservedGeneration = 2
-	if observedBehind {
-		i.Status.ObservedGeneration = 1
+	s := metav1.ConditionFalse
+	if ready {
+		s = metav1.ConditionTrue
 	}
+	i.Status.Conditions = []metav1.Condition{{Type: inferencev1alpha1.ConditionReady, Status: s}}
+	if loaded > 0 {
+		i.Status.LoadedModel = &inferencev1alpha1.LoadedModel{Name: "m", Generation: loaded}
+	}
+	return i
+}
+
+// deferredUser serves generation 2 of Model m while its own newer generation waits for idle.
+func deferredUser(name string) inferencev1alpha1.InferenceService {
+	i := user(name, true, 2)
+	i.Generation, i.Status.ObservedGeneration = 3, 2
 	return i
 }
 
@@ -39,8 +51,9 @@ func readyOf(t *testing.T, m *inferencev1alpha1.Model, users ...inferencev1alpha
 	return "", "", ""
 }
 
+// Proves K9.
 func TestReadyOnlyWhenAUserServes(t *testing.T) {
-	m := &inferencev1alpha1.Model{ObjectMeta: metav1.ObjectMeta{Name: "m", Generation: 1}}
+	m := &inferencev1alpha1.Model{ObjectMeta: metav1.ObjectMeta{Name: "m", Generation: 2}}
 	for _, tc := range []struct {
 		name   string
 		users  []inferencev1alpha1.InferenceService
@@ -49,9 +62,10 @@ func TestReadyOnlyWhenAUserServes(t *testing.T) {
 		phase  inferencev1alpha1.Phase
 	}{
 		{"nobody names it", nil, "False", ReasonNotInUse, inferencev1alpha1.PhasePending},
-		{"named, no ready pod", []inferencev1alpha1.InferenceService{user("a", 0, false)}, "False", ReasonLoading, inferencev1alpha1.PhasePending},
-		{"ready pods of an older generation", []inferencev1alpha1.InferenceService{user("a", 1, true)}, "False", ReasonLoading, inferencev1alpha1.PhasePending},
-		{"one of two serves", []inferencev1alpha1.InferenceService{user("a", 0, false), user("b", 1, false)}, "True", ReasonLoaded, inferencev1alpha1.PhaseReady},
+		{"named, no ready pod", []inferencev1alpha1.InferenceService{user("a", false, 0)}, "False", ReasonLoading, inferencev1alpha1.PhasePending},
+		{"ready pods of the Model's older generation [K6]", []inferencev1alpha1.InferenceService{user("a", true, 1)}, "False", ReasonLoading, inferencev1alpha1.PhasePending},
+		{"serving while the gate holds an unrelated change back (observedGeneration behind)", []inferencev1alpha1.InferenceService{deferredUser("a")}, "True", ReasonLoaded, inferencev1alpha1.PhaseReady},
+		{"one of two serves", []inferencev1alpha1.InferenceService{user("a", false, 0), user("b", true, 2)}, "True", ReasonLoaded, inferencev1alpha1.PhaseReady},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, r, p := readyOf(t, m, tc.users...)
@@ -66,7 +80,7 @@ func TestUsedByIsSortedAndBounded(t *testing.T) {
 	m := &inferencev1alpha1.Model{ObjectMeta: metav1.ObjectMeta{Name: "m", Generation: 1}}
 	var users []inferencev1alpha1.InferenceService
 	for i := MaxUsedBy + 4; i > 0; i-- {
-		users = append(users, user(fmt.Sprintf("isvc-%02d", i), 0, false))
+		users = append(users, user(fmt.Sprintf("isvc-%02d", i), false, 0))
 	}
 	st := Status(m, users).Status
 	if *st.InferenceServices != int32(MaxUsedBy+4) || len(st.UsedBy) != MaxUsedBy || st.UsedBy[0] != "isvc-01" {

@@ -13,7 +13,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
@@ -32,6 +31,7 @@ const (
 	ConditionLimitsShared  = "LimitsShared"
 	ReasonLimitsShared     = "SharedInRedis"
 	ReasonLimitsPerReplica = "PerReplica"
+	ReasonRollingOut       = "RollingOut"
 )
 
 // Status is the status the operator wants for router, given its live proxy Deployment (nil when
@@ -58,17 +58,6 @@ func statusOf(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, re
 		meta.SetStatusCondition(&conds, metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen})
 	}
 
-	switch {
-	case refused != nil:
-		set(inferencev1alpha1.ConditionReady, metav1.ConditionFalse, status.ReasonNotControlled, status.Truncate(refused.Error(), status.ConditionMessageLimit))
-	case live == nil:
-		set(inferencev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonDeploymentAbsent, "the proxy Deployment does not exist yet")
-	case live.Status.AvailableReplicas > 0 || (ptr.Deref(live.Spec.Replicas, 1) == 0 && live.Status.ObservedGeneration >= live.Generation):
-		set(inferencev1alpha1.ConditionReady, metav1.ConditionTrue, ReasonAvailable, "the proxy has available replicas")
-	default:
-		set(inferencev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonUnavailable, "no replica of the proxy is available yet")
-	}
-
 	var missing []string
 	resolved := 0
 	for _, r := range res {
@@ -85,6 +74,14 @@ func statusOf(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, re
 	} else {
 		set(inferencev1alpha1.ConditionResolvedRefs, metav1.ConditionTrue, ReasonResolved, "every backend resolves")
 	}
+	ready, health := assess(live, resolved, missing, failures)
+	if refused != nil {
+		// The proxy Deployment of that name is someone else's: nothing of it describes this router
+		// (the refusal is among failures, so the router is Stalled by it).
+		ready = metav1.Condition{Status: metav1.ConditionFalse, Reason: status.ReasonNotControlled, Message: status.Truncate(refused.Error(), status.ConditionMessageLimit)}
+	}
+	set(inferencev1alpha1.ConditionReady, ready.Status, ready.Reason, ready.Message)
+	status.SetHealth(&conds, gen, health)
 
 	if shared, msg, ok := limitsScope(router); ok {
 		reason, st := ReasonLimitsShared, metav1.ConditionTrue
@@ -122,8 +119,64 @@ func statusOf(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, re
 // owns lists the condition types this reconciler writes; others are left to their owners.
 func owns(t string) bool {
 	switch t {
-	case inferencev1alpha1.ConditionReady, inferencev1alpha1.ConditionResolvedRefs, inferencev1alpha1.ConditionDegraded, ConditionLimitsShared:
+	case inferencev1alpha1.ConditionReady, inferencev1alpha1.ConditionResolvedRefs, inferencev1alpha1.ConditionDegraded, ConditionLimitsShared,
+		inferencev1alpha1.ConditionReconciling, inferencev1alpha1.ConditionStalled:
 		return true
 	}
 	return false
+}
+
+// ReasonNoBackendResolved: not one backend of the router resolves, so the proxy has nothing to
+// route to (Ready=False, Stalled=True).
+const ReasonNoBackendResolved = "NoBackendResolved"
+
+// assess decides Ready, Reconciling and Stalled of a router in one place, from its proxy
+// Deployment (nil: absent), how many backends resolve (and why the others do not) and this
+// reconcile's failures:
+//
+//	state       | Ready                    | Reconciling     | Stalled
+//	creating    | False DeploymentAbsent   | True RollingOut | -
+//	no backend  | False NoBackendResolved  | -               | True NoBackendResolved
+//	refused     | as computed              | -               | True (failure's reason)
+//	stuck       | as served                | -               | True ProgressDeadlineExceeded
+//	rolling     | as served                | True (counts)   | -
+//	serving     | True Available           | -               | -
+//
+// Note: a router whose every backend is missing answers every request 404: it does not serve, so
+// it is not Ready, and only a person's change (the backend's InferenceService, a Secret) ends it,
+// so it is Stalled, as an InferenceService whose Model is missing is.
+func assess(live *appsv1.Deployment, resolved int, missing []string, failures []error) (metav1.Condition, status.Health) {
+	var h status.Health
+	var ready metav1.Condition
+	switch {
+	case live == nil:
+		ready = metav1.Condition{Status: metav1.ConditionFalse, Reason: ReasonDeploymentAbsent, Message: "the proxy Deployment does not exist yet"}
+		h.Reconciling = &status.Cause{Reason: ReasonRollingOut, Message: "creating the proxy Deployment"}
+	default:
+		r := status.RolloutOf(live)
+		if r.Available > 0 || (r.Want == 0 && !r.Rolling) {
+			ready = metav1.Condition{Status: metav1.ConditionTrue, Reason: ReasonAvailable, Message: "the proxy has available replicas"}
+		} else {
+			ready = metav1.Condition{Status: metav1.ConditionFalse, Reason: ReasonUnavailable, Message: "no replica of the proxy is available yet"}
+		}
+		switch {
+		case r.DeadlineExceeded:
+			h.Stalled = &status.Cause{Reason: status.ReasonProgressDeadlineExceeded,
+				Message: "the proxy Deployment's rollout passed its progress deadline: " + r.Counts()}
+		case r.Rolling:
+			h.Reconciling = &status.Cause{Reason: ReasonRollingOut, Message: "the proxy Deployment is rolling out: " + r.Counts()}
+		}
+	}
+	if resolved == 0 && len(missing) > 0 {
+		msg := "no backend resolves, so the router has nothing to route to: " + strings.Join(missing, "; ")
+		ready = metav1.Condition{Status: metav1.ConditionFalse, Reason: ReasonNoBackendResolved, Message: msg}
+		h.Stalled = &status.Cause{Reason: ReasonNoBackendResolved, Message: msg}
+	}
+	if h.Stalled == nil {
+		h.Stalled = status.StalledBy(failures)
+	}
+	if h.Reconciling == nil && h.Stalled == nil {
+		h.Reconciling = status.RetriedBy(failures)
+	}
+	return ready, h
 }

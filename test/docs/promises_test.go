@@ -25,7 +25,7 @@ const root = "../.."
 
 // prefixes are the promise series, one per page (docs/architecture.md lists them). A citation
 // with one of these prefixes must name a promise that exists, even when a page lost its series.
-var prefixes = []string{"O", "U", "W", "GO", "G", "M", "R", "L", "P", "F", "H", "D", "E", "A", "N"}
+var prefixes = []string{"O", "U", "W", "GO", "G", "M", "R", "L", "P", "F", "H", "D", "E", "A", "N", "K"}
 
 var (
 	// A promise is a list item that starts with its number in bold: `- **O1.** ...`.

@@ -18,10 +18,12 @@ import (
 //
 // InferenceServiceStatus is the state of an InferenceService as the operator last observed it.
 type InferenceServiceStatusApplyConfiguration struct {
-	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Degraded (the operator could not apply the desired state; the message quotes the API server and says what to do), RolloutDeferred (a change waits for idle pods), GatewayReady (with spec.gateway: whether every Gateway accepted the route and the pool) and ModelResolved (with modelRef: whether the Model exists).
+	// conditions are the detailed state: Ready (a replica serves requests), Progressing (a rollout is under way), Reconciling (kstatus: the current generation is not realized yet), Stalled (kstatus: it cannot be without a person's change), Degraded (the operator could not apply the desired state; the message quotes the API server and says what to do), RolloutDeferred (a change waits for idle pods), GatewayReady (with spec.gateway: whether every Gateway accepted the route and the pool) and ModelResolved (with modelRef: whether the Model exists).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 	// observedGeneration is the metadata.generation of the spec this status describes; when it is behind, the operator has not seen the latest change yet.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+	// loadedModel is the Model (spec.modelRef) and its generation that every pod of the rolled-out template runs: it moves once a rollout that carries a changed or another Model is done, so a Model reports Loaded for a generation only when pods of that generation serve.
+	LoadedModel *LoadedModelApplyConfiguration `json:"loadedModel,omitempty"`
 	// readyReplicas is the number of runtime pods that are ready to serve requests.
 	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
 	// ready is the number of ready runtime pods out of the number wanted, such as 0/1, as kubectl get shows it for a Deployment.
@@ -62,6 +64,14 @@ func (b *InferenceServiceStatusApplyConfiguration) WithConditions(values ...*v1.
 // If called multiple times, the ObservedGeneration field is set to the value of the last call.
 func (b *InferenceServiceStatusApplyConfiguration) WithObservedGeneration(value int64) *InferenceServiceStatusApplyConfiguration {
 	b.ObservedGeneration = &value
+	return b
+}
+
+// WithLoadedModel sets the LoadedModel field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LoadedModel field is set to the value of the last call.
+func (b *InferenceServiceStatusApplyConfiguration) WithLoadedModel(value *LoadedModelApplyConfiguration) *InferenceServiceStatusApplyConfiguration {
+	b.LoadedModel = value
 	return b
 }
 

@@ -31,6 +31,9 @@ type Client struct {
 	client.Client
 	// Namespace is -n, else the kubeconfig context's namespace, else "default".
 	Namespace string
+	// NamespaceGiven is true when -n named it: a manifest of another namespace is then an error,
+	// as kubectl's.
+	NamespaceGiven bool
 }
 
 // New builds a client from kubectl's flags.
@@ -39,7 +42,7 @@ func New(flags *genericclioptions.ConfigFlags) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the kubeconfig: %w (check --kubeconfig and --context)", err)
 	}
-	ns, _, err := flags.ToRawKubeConfigLoader().Namespace()
+	ns, given, err := flags.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return nil, fmt.Errorf("reading the namespace from the kubeconfig: %w", err)
 	}
@@ -47,5 +50,5 @@ func New(flags *genericclioptions.ConfigFlags) (*Client, error) {
 	if err != nil {
 		return nil, Explain(err, "connecting", "", ns)
 	}
-	return &Client{Client: c, Namespace: ns}, nil
+	return &Client{Client: c, Namespace: ns, NamespaceGiven: given}, nil
 }

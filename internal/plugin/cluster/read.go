@@ -16,6 +16,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,6 +35,9 @@ type Selection struct {
 	File  string
 	Stdin io.Reader
 	All   bool
+	// ApplyAs is the field manager a manifest (File) is previewed as; "" is the one that applied
+	// the live object (see manifestManager).
+	ApplyAs string
 }
 
 // Select reads the InferenceServices and ModelRouters s names, each with its live Deployment.
@@ -49,7 +53,7 @@ func (c *Client) Select(ctx context.Context, s Selection) ([]*Objects, error) {
 			defer f.Close()
 			r = f
 		}
-		return c.Decode(ctx, r, c.Namespace)
+		return c.Decode(ctx, r, c.Namespace, s.ApplyAs)
 	case s.All:
 		return c.ReadAll(ctx, "")
 	}
@@ -142,24 +146,24 @@ func (c *Client) LiveOf(ctx context.Context, ac runtime.ApplyConfiguration) (run
 }
 
 // Decode reads the InferenceServices and ModelRouters of a manifest (YAML or JSON, documents
-// separated by ---), in ns unless they name a namespace, and each one's live Deployment. Other
-// kinds are refused: the plugin previews only what the operator applies for.
-func (c *Client) Decode(ctx context.Context, r io.Reader, ns string) ([]*Objects, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
+// separated by ---, kind: List expanded), in ns unless they name a namespace, and each one's live
+// Deployment. A Model is skipped: the operator applies nothing for it. Other kinds are refused:
+// the plugin previews only what the operator applies for.
+//
+// applyAs is the field manager that will apply it ("": manifestManager's guess).
+func (c *Client) Decode(ctx context.Context, r io.Reader, ns, applyAs string) ([]*Objects, error) {
+	docs, err := documents(r)
+	if err != nil {
+		return nil, err
+	}
 	var out []*Objects
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, fmt.Errorf("reading the manifest: %w", err)
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		if u.GetNamespace() == "" {
+	for _, u := range docs {
+		switch {
+		case u.GetNamespace() == "":
 			u.SetNamespace(ns)
+		case c.NamespaceGiven && u.GetNamespace() != ns:
+			// As kubectl: -n is a promise about where the manifest lands.
+			return nil, fmt.Errorf("the namespace from the provided object %q does not match the namespace %q: pass the same namespace, or leave out -n", u.GetNamespace(), ns)
 		}
 		o := &Objects{}
 		var obj client.Object
@@ -170,15 +174,17 @@ func (c *Client) Decode(ctx context.Context, r io.Reader, ns string) ([]*Objects
 		case gvk.Group == inferencev1alpha1.GroupVersion.Group && gvk.Kind == "ModelRouter":
 			o.Router = &inferencev1alpha1.ModelRouter{}
 			obj = o.Router
+		case gvk.Group == inferencev1alpha1.GroupVersion.Group && gvk.Kind == "Model":
+			continue // the operator writes only a Model's status
 		default:
-			return nil, fmt.Errorf("the manifest has a %s %s: diff -f previews InferenceServices and ModelRouters", gvk.Kind, u.GetName())
+			return nil, fmt.Errorf("the manifest has a %s %s: diff -f previews InferenceServices and ModelRouters (and skips Models)", gvk.Kind, u.GetName())
 		}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, obj); err != nil {
 			return nil, fmt.Errorf("reading %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 		// The object as the API server would store it: defaults filled in by a dry-run create or
 		// update, so the plan sees what the operator will see.
-		if err := c.defaulted(ctx, obj); err != nil {
+		if err := c.defaulted(ctx, obj, applyAs); err != nil {
 			return nil, err
 		}
 		if err := c.readDeployment(ctx, o); err != nil {
@@ -189,9 +195,43 @@ func (c *Client) Decode(ctx context.Context, r io.Reader, ns string) ([]*Objects
 	return out, nil
 }
 
+// documents are the objects of a manifest, the items of a kind: List in their place.
+func documents(r io.Reader) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
+	var out []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, fmt.Errorf("reading the manifest: %w", err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if !u.IsList() {
+			out = append(out, u)
+			continue
+		}
+		list, err := u.ToList()
+		if err != nil {
+			return nil, fmt.Errorf("reading the manifest's List: %w", err)
+		}
+		for i := range list.Items {
+			out = append(out, &list.Items[i])
+		}
+	}
+}
+
 // defaulted fills obj with what admission and defaulting make of it: a server-side dry-run apply
 // (nothing is written), whose answer carries the live object's uid and generation when it exists.
-func (c *Client) defaulted(ctx context.Context, obj client.Object) error {
+//
+// Note: the dry-run applies as the field manager that will apply the manifest (applyAs, else
+// manifestManager's guess), never as a manager of its own: an apply removes only fields its own
+// manager owned, so a field the manifest drops would stay in a foreign manager's dry-run and the
+// preview would say "no change" before a change.
+func (c *Client) defaulted(ctx context.Context, obj client.Object, applyAs string) error {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
 		return err
@@ -200,8 +240,34 @@ func (c *Client) defaulted(ctx context.Context, obj client.Object) error {
 	uo.SetGroupVersionKind(inferencev1alpha1.GroupVersion.WithKind(reflect.TypeOf(obj).Elem().Name()))
 	unstructured.RemoveNestedField(uo.Object, "metadata", "creationTimestamp")
 	unstructured.RemoveNestedField(uo.Object, "status")
-	if err := c.Client.Patch(ctx, uo, client.Apply, client.FieldOwner("kubectl-llmkube-diff"), client.ForceOwnership, client.DryRunAll); err != nil {
+	if applyAs == "" {
+		applyAs = c.manifestManager(ctx, uo.DeepCopy())
+	}
+	if err := c.Client.Patch(ctx, uo, client.Apply, client.FieldOwner(applyAs), client.ForceOwnership, client.DryRunAll); err != nil {
 		return fmt.Errorf("the API server refuses %s %s: %w", uo.GetKind(), uo.GetName(), err)
 	}
 	return runtime.DefaultUnstructuredConverter.FromUnstructured(uo.Object, obj)
+}
+
+// DefaultApplyManager is the field manager of kubectl apply --server-side, which a manifest is
+// previewed as when the live object names no other.
+const DefaultApplyManager = "kubectl"
+
+// manifestManager guesses who applies the manifest of u: the one field manager that applied the
+// live object's spec (a GitOps tool: argocd-controller, kustomize-controller; a person's kubectl),
+// else DefaultApplyManager. --apply-as names it when the guess would be wrong.
+func (c *Client) manifestManager(ctx context.Context, u *unstructured.Unstructured) string {
+	if err := c.Client.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
+		return DefaultApplyManager
+	}
+	var appliers []string
+	for _, e := range u.GetManagedFields() {
+		if e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			appliers = append(appliers, e.Manager)
+		}
+	}
+	if len(appliers) == 1 {
+		return appliers[0]
+	}
+	return DefaultApplyManager
 }
