@@ -297,7 +297,7 @@ func TestEveryDashboardQueryIsFilteredByCluster(t *testing.T) {
 			return nil
 		})
 	}
-	t.Logf("%d selectors filtered by cluster", n)
+	t.Logf("%d selectors checked", n)
 }
 
 // The model-server panels select, for every runtime the operator knows the gauges of
