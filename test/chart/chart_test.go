@@ -8,6 +8,7 @@ Licensed under the Apache License, Version 2.0.
 package chart_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -298,6 +299,12 @@ func TestPodPlacementAndMetadata(t *testing.T) {
 	port, _, _ := unstructured.NestedSlice(pm.Object, "spec", "podMetricsEndpoints")
 	if len(port) != 1 || port[0].(map[string]any)["port"] != "http" {
 		t.Errorf("inference PodMonitor endpoints = %v", port)
+	}
+	// The Router dashboard's model-server panels group by the InferenceService's name.
+	if rl, _, _ := unstructured.NestedSlice(port[0].(map[string]any), "relabelings"); len(rl) != 1 ||
+		rl[0].(map[string]any)["targetLabel"] != "inferenceservice" ||
+		fmt.Sprint(rl[0].(map[string]any)["sourceLabels"]) != "[__meta_kubernetes_pod_label_inference_llmkube_dev_service]" {
+		t.Errorf("inference PodMonitor relabelings = %v, want the service label as inferenceservice", rl)
 	}
 	if helmtool.Find(objs, "Role", "llmkube-leader-election") == nil || helmtool.Find(objs, "Service", "llmkube-metrics") == nil {
 		t.Error("leader-election Role or metrics Service missing")

@@ -17,19 +17,23 @@ import (
 	"testing"
 
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
+	"github.com/llmkube/operator/controllers/runtimes"
 	"github.com/llmkube/operator/test/helmtool"
 	"github.com/llmkube/operator/test/metricsdoc"
 )
 
-// expression is one PromQL expression the chart ships, and where.
+// expression is one PromQL expression the chart ships, and where: dashboard is the title of the
+// dashboard it is on, empty for an alert.
 type expression struct {
-	where, expr string
+	where, expr, dashboard string
 }
 
 // rendered is the chart as helm renders it with the production example values, which turn on the
@@ -82,15 +86,22 @@ var labelValuesRE = regexp.MustCompile(`^label_values\((.*), *[a-zA-Z_]+\)$`)
 type dashboard struct {
 	Title  string `json:"title"`
 	Panels []struct {
+		ID      int    `json:"id"`
 		Title   string `json:"title"`
+		GridPos struct {
+			H, W, X, Y int
+		} `json:"gridPos"`
 		Targets []struct {
 			Expr string `json:"expr"`
 		} `json:"targets"`
 	} `json:"panels"`
 	Templating struct {
 		List []struct {
-			Name  string `json:"name"`
-			Query any    `json:"query"`
+			Name       string `json:"name"`
+			Query      any    `json:"query"`
+			IncludeAll bool   `json:"includeAll"`
+			AllValue   string `json:"allValue"`
+			Hide       int    `json:"hide"`
 		} `json:"list"`
 	} `json:"templating"`
 }
@@ -126,7 +137,7 @@ func dashboardExpressions(t *testing.T, objs []*unstructured.Unstructured) []exp
 	for _, d := range dashboards(t, objs) {
 		for _, p := range d.Panels {
 			for _, tg := range p.Targets {
-				out = append(out, expression{where: fmt.Sprintf("dashboard %q panel %q", d.Title, p.Title), expr: grafanaVars.Replace(tg.Expr)})
+				out = append(out, expression{where: fmt.Sprintf("dashboard %q panel %q", d.Title, p.Title), expr: grafanaVars.Replace(tg.Expr), dashboard: d.Title})
 			}
 		}
 		for _, v := range d.Templating.List {
@@ -140,24 +151,29 @@ func dashboardExpressions(t *testing.T, objs []*unstructured.Unstructured) []exp
 				t.Errorf("dashboard %q variable %s: query %q is not label_values(selector, label)", d.Title, v.Name, query)
 				continue
 			}
-			out = append(out, expression{where: fmt.Sprintf("dashboard %q variable %s", d.Title, v.Name), expr: m[1]})
+			out = append(out, expression{where: fmt.Sprintf("dashboard %q variable %s", d.Title, v.Name), expr: m[1], dashboard: d.Title})
 		}
 	}
 	return out
 }
 
-// metricNames are the metric names an expression selects.
+// metricNames are the metric names an expression selects; a selector of names by a regex
+// ({__name__=~"a|b"}, one per model-server runtime) selects each of its alternatives.
 func metricNames(expr parser.Expr) []string {
 	var names []string
 	parser.Inspect(expr, func(node parser.Node, _ []parser.Node) error {
 		if vs, ok := node.(*parser.VectorSelector); ok {
-			name := vs.Name
+			name := []string{vs.Name}
 			for _, m := range vs.LabelMatchers {
-				if m.Name == "__name__" {
-					name = m.Value
+				if m.Name != "__name__" {
+					continue
+				}
+				name = []string{m.Value}
+				if m.Type == labels.MatchRegexp {
+					name = strings.Split(m.Value, "|")
 				}
 			}
-			names = append(names, name)
+			names = append(names, name...)
 		}
 		return nil
 	})
@@ -178,17 +194,56 @@ func registered(families map[string]bool, name string) bool {
 	return false
 }
 
-// Every rule and dashboard expression parses, and every metric it selects is one the operator or
-// the router-proxy registers: a renamed metric fails here, not on a dashboard.
-func TestRulesAndDashboardsUseRegisteredMetrics(t *testing.T) {
-	families := operatorMetrics(t)
-	for n := range proxyMetrics(t) {
-		families[n] = true
+// engineMetrics are the model servers' own gauges the operator knows (controllers/runtimes), by
+// what they count: the Router dashboard's model-server panels select these, from the inference
+// pods' scrape.
+func engineMetrics() (waiting, running, kvCache map[string]bool) {
+	waiting, running, kvCache = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, r := range []inferencev1alpha1.Runtime{inferencev1alpha1.RuntimeLlamaCPP, inferencev1alpha1.RuntimeVLLM,
+		inferencev1alpha1.RuntimeTGI, inferencev1alpha1.RuntimeSGLang, inferencev1alpha1.RuntimePersonaPlex, inferencev1alpha1.RuntimeGeneric} {
+		m, ok := runtimes.EngineMetricsFor(r)
+		if !ok {
+			continue
+		}
+		waiting[m.Waiting], running[m.Running] = true, true
+		if m.KVCache != "" {
+			kvCache[m.KVCache] = true
+		}
 	}
+	return waiting, running, kvCache
+}
+
+// Every rule and dashboard expression parses, and every metric it selects is registered: the
+// Operator dashboard's by the operator, the Router dashboard's by the router-proxy (its Go runtime
+// metrics included) or named by controllers/runtimes as a model server's, an alert's by either
+// binary. A renamed metric fails here, not on a dashboard.
+func TestRulesAndDashboardsUseRegisteredMetrics(t *testing.T) {
+	operator, proxy := operatorMetrics(t), proxyMetrics(t)
+	router := map[string]bool{}
+	for n := range proxy {
+		router[n] = true
+	}
+	waiting, running, kvCache := engineMetrics()
+	for _, m := range []map[string]bool{waiting, running, kvCache} {
+		for n := range m {
+			router[n] = true
+		}
+	}
+	either := map[string]bool{}
+	for _, m := range []map[string]bool{operator, proxy} {
+		for n := range m {
+			either[n] = true
+		}
+	}
+	familiesOf := map[string]map[string]bool{"": either, "LLMKube / Operator": operator, "LLMKube / Router": router}
 	objs := rendered(t)
 	exprs := append(ruleExpressions(t, objs), dashboardExpressions(t, objs)...)
 	p := parser.NewParser(parser.Options{})
 	for _, e := range exprs {
+		families, ok := familiesOf[e.dashboard]
+		if !ok {
+			t.Fatalf("%s: no registry known for dashboard %q", e.where, e.dashboard)
+		}
 		parsed, err := p.ParseExpr(e.expr)
 		if err != nil {
 			t.Errorf("%s: %v\n%s", e.where, err, e.expr)
@@ -200,11 +255,11 @@ func TestRulesAndDashboardsUseRegisteredMetrics(t *testing.T) {
 		}
 		for _, n := range names {
 			if !registered(families, n) {
-				t.Errorf("%s uses %s, which neither the operator nor the router-proxy registers", e.where, n)
+				t.Errorf("%s uses %s, which the binary it watches does not register", e.where, n)
 			}
 		}
 	}
-	t.Logf("%d expressions checked against %d registered metric families", len(exprs), len(families))
+	t.Logf("%d expressions checked against %d registered metric families", len(exprs), len(either)+len(router))
 }
 
 // Every llmkube_ metric the operator or the proxy registers is in the table of docs/operations.md with the

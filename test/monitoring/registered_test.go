@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -145,7 +146,9 @@ func reconciled(got map[string]bool) bool {
 }
 
 // proxyMetrics are the metric families the router-proxy registers, wired as cmd/router-proxy
-// wires them (a balancer and the proxy, on one registry).
+// wires them (Go's runtime and process collectors, a balancer and the proxy, on one registry). The
+// Go collector's families are gathered, not described: its default set (go_memstats_*,
+// go_gc_gomemlimit_bytes, ...) is what a scrape of the proxy serves.
 func proxyMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	reg := newDescribing()
@@ -153,6 +156,15 @@ func proxyMetrics(t *testing.T) map[string]bool {
 	names := map[string]bool{}
 	for n := range reg.names {
 		names[n] = true
+	}
+	goRuntime := prometheus.NewRegistry()
+	goRuntime.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	families, err := goRuntime.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		names[f.GetName()] = true
 	}
 	return names
 }
