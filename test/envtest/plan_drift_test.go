@@ -47,8 +47,8 @@ type diffJSON struct {
 	Object  string `json:"object"`
 	Blocked string `json:"blocked"`
 	Objects []struct {
-		Kind   string `json:"kind"`
-		Name   string `json:"name"`
+		Kind    string `json:"kind"`
+		Name    string `json:"name"`
 		Action  string `json:"action"`
 		Diff    string `json:"diff"`
 		Refused string `json:"refused"`
