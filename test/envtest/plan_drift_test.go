@@ -165,7 +165,7 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 		// Its Service's name is someone else's: the operator applies its Deployment and leaves the
 		// Service as it is [P10].
 		Expect(k8sClient.Create(suiteCtx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"},
-			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}})).To(Succeed())
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 80}}}})).To(Succeed())
 		newISVC(ns, "taken", nil)
 		Expect(k8sClient.Create(suiteCtx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "openai"}})).To(Succeed())
 		newRouter(ns, "both", func(r *inferencev1alpha1.ModelRouter) {

@@ -60,14 +60,14 @@ var _ = Describe("kubectl llmkube diff: what the operator deletes and what it re
 	})
 
 	It("[P10] shows a refused claim, Service and Deployment as refused, with who controls them, never a change or a Deployment the operator will not create; exit 1", func() {
-		By("someone else's objects under the names the operator would write")
+		By("someone else's objects under the names the operator would write, specs alike, so an apply would take them over")
 		Expect(k8sClient.Create(suiteCtx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "x"},
-			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}})).To(Succeed())
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 80}}}})).To(Succeed())
 		claim := &corev1.PersistentVolumeClaim{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "x-cache"},
 			Spec: corev1.PersistentVolumeClaimSpec{
 				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("500Gi")}},
 			},
 		}
 		Expect(k8sClient.Create(suiteCtx, claim)).To(Succeed())
