@@ -23,6 +23,12 @@ func refISVC() *inferencev1alpha1.InferenceService {
 	}
 }
 
+// qwen is the Model refISVC names.
+func qwen() *inferencev1alpha1.Model {
+	return &inferencev1alpha1.Model{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "qwen", UID: "u"},
+		Spec: inferencev1alpha1.ModelKindSpec{Source: "org/repo", Format: inferencev1alpha1.ModelFormatGGUF, Files: []string{"model.gguf"}}}
+}
+
 func kinds(p *Plan) []string {
 	var out []string
 	for _, o := range slices.Concat(p.Before, p.After, p.Gateway) {
@@ -48,8 +54,7 @@ func TestPlanOfAMissingModelAppliesNothingThatRoutesTraffic(t *testing.T) {
 }
 
 func TestPlanOfAModelRefUsesTheModel(t *testing.T) {
-	m := &inferencev1alpha1.Model{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "qwen", UID: "u"},
-		Spec: inferencev1alpha1.ModelKindSpec{Source: "org/repo", Format: inferencev1alpha1.ModelFormatGGUF, Files: []string{"model.gguf"}}}
+	m := qwen()
 	p, err := PlanFor(&Observed{ISVC: refISVC(), Model: m}, Flags{FieldManager: ownership.DefaultFieldManager})
 	if err != nil {
 		t.Fatal(err)
@@ -69,8 +74,7 @@ func TestPlanOfAModelRefUsesTheModel(t *testing.T) {
 // The pool and route of a removed spec.gateway are objects of the plan, which the reconciler
 // deletes and kubectl llmkube diff shows; a spec with a gateway deletes neither.
 func TestPlanWithoutSpecGatewayDeletesThePoolAndTheRoute(t *testing.T) {
-	m := &inferencev1alpha1.Model{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "qwen", UID: "u"},
-		Spec: inferencev1alpha1.ModelKindSpec{Source: "org/repo", Format: inferencev1alpha1.ModelFormatGGUF, Files: []string{"model.gguf"}}}
+	m := qwen()
 	p, err := PlanFor(&Observed{ISVC: refISVC(), Model: m}, Flags{FieldManager: ownership.DefaultFieldManager})
 	if err != nil {
 		t.Fatal(err)
