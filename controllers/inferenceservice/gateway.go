@@ -9,12 +9,12 @@ package inferenceservice
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -81,8 +81,8 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 		return gatewayOutcome{}, nil
 	}
 	keep := gatewayOutcome{condition: meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionGatewayReady)}
-	if p.RemoveGateway {
-		if err := r.removeGateway(ctx, isvc); err != nil {
+	if len(p.GatewayDelete) > 0 {
+		if err := r.removeGateway(ctx, isvc, p.GatewayDelete); err != nil {
 			// GatewayReady is the record that a deletion is owed: it stays until the deletion is done.
 			return keep, err
 		}
@@ -127,17 +127,23 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 	return gatewayOutcome{condition: gatewayCondition(isvc, route, pool)}, nil
 }
 
-// removeGateway deletes the InferencePool and the HTTPRoute of an InferenceService whose
-// spec.gateway is gone, both in the same reconcile, if the InferenceService controls them.
+// removeGateway sends the plan's gateway deletions (the InferencePool and the HTTPRoute of an
+// InferenceService whose spec.gateway is gone), all in the same reconcile, each if the
+// InferenceService controls it.
 //
 // Note: a kind this process already watches costs a cache read, nothing more. A kind it has not
 // looked up yet (after a restart) is looked up only for an InferenceService that has a
 // GatewayReady condition, the trace spec.gateway leaves until its objects are gone: every other
 // InferenceService costs no discovery request and starts no watch of HTTPRoutes.
-func (r *Reconciler) removeGateway(ctx context.Context, isvc *inferencev1alpha1.InferenceService) error {
+func (r *Reconciler) removeGateway(ctx context.Context, isvc *inferencev1alpha1.InferenceService, deletions []plan.Deletion) error {
 	hadGateway := meta.FindStatusCondition(isvc.Status.Conditions, inferencev1alpha1.ConditionGatewayReady) != nil
 	var errs []error
-	for _, k := range []*optionalKind{r.gateway.pool, r.gateway.route} {
+	for _, d := range deletions {
+		k := r.gateway.kind(d.GVK)
+		if k == nil {
+			errs = append(errs, fmt.Errorf("deleting %s %s: not a gateway kind", d.GVK.Kind, d.Key))
+			continue
+		}
 		served := k.Known()
 		if !served && hadGateway {
 			var err error
@@ -147,22 +153,10 @@ func (r *Reconciler) removeGateway(ctx context.Context, isvc *inferencev1alpha1.
 			}
 		}
 		if served {
-			errs = append(errs, r.deleteOwned(ctx, isvc, k.gvk, hadGateway))
+			errs = append(errs, r.deleteControlled(ctx, isvc, d, hadGateway))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// deleteOwned deletes the object of kind gvk named like isvc when isvc controls it. owed says a
-// deletion may be owed (GatewayReady is still there): the object is then read from the API
-// server, not the cache.
-//
-// Note: the cache can lag (an informer in backoff after its CRD was reinstalled, a route created
-// a moment ago), and a route missed here would stay attached to the Gateway for good: GatewayReady
-// leaves with this reconcile and the route's own create event is filtered as the operator's write.
-// The live read costs one request per kind, once: when it finds nothing, the record leaves.
-func (r *Reconciler) deleteOwned(ctx context.Context, isvc *inferencev1alpha1.InferenceService, gvk schema.GroupVersionKind, owed bool) error {
-	return r.deleteControlled(ctx, isvc, plan.Deletion{GVK: gvk, Key: client.ObjectKeyFromObject(isvc)}, owed)
 }
 
 // extractInferencePool is what fieldManager owns of pool, as ExtractHTTPRoute is for routes.

@@ -168,6 +168,16 @@ func (g *gatewayKinds) missing() ([]schema.GroupVersionKind, error) {
 	return out, nil
 }
 
+// kind is the one of the two kinds that gvk names; nil for any other.
+func (g *gatewayKinds) kind(gvk schema.GroupVersionKind) *optionalKind {
+	for _, k := range []*optionalKind{g.pool, g.route} {
+		if k.gvk == gvk {
+			return k
+		}
+	}
+	return nil
+}
+
 // groupKind names a kind as the API server does in messages, e.g. InferencePool.inference.networking.k8s.io.
 func groupKind(gvk schema.GroupVersionKind) string {
 	return gvk.GroupKind().String()

@@ -130,8 +130,13 @@ type Plan struct {
 	// spec.autoscaling or with a refused workload, the inline model's claim the cache no longer
 	// asks for).
 	Delete []plan.Deletion
-	// RemoveGateway is true without spec.gateway: the pool and route it controls are deleted.
-	RemoveGateway bool
+	// GatewayDelete are the InferencePool and the HTTPRoute deleted without spec.gateway, when the
+	// InferenceService controls them (in that order). The reconciler deletes exactly these
+	// (reconcileGateway), and kubectl llmkube diff shows them.
+	//
+	// Note: apart from Delete, as their deletion is owed by another rule (GatewayReady, see
+	// removeGateway) and their kinds may not be served.
+	GatewayDelete []plan.Deletion
 	// GatewayMissingCRDs are the kinds spec.gateway needs and the cluster does not serve.
 	GatewayMissingCRDs []schema.GroupVersionKind
 }
@@ -198,7 +203,9 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 	}
 	switch {
 	case isvc.Spec.Gateway == nil:
-		p.RemoveGateway = true
+		for _, gvk := range []schema.GroupVersionKind{InferencePoolKind, HTTPRouteKind} {
+			p.GatewayDelete = append(p.GatewayDelete, plan.Deletion{GVK: gvk, Key: key})
+		}
 	case len(obs.GatewayCRDsMissing) > 0:
 		p.GatewayMissingCRDs = obs.GatewayCRDsMissing
 	case p.Blocked == "":
@@ -212,6 +219,12 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 
 // HasDeployment says whether the plan applies a Deployment.
 func (p *Plan) HasDeployment() bool { return p.Blocked == "" }
+
+// AppliesDeployment says whether the Deployment is applied once Before was: not when the plan
+// has none, nor when an object of Before was refused (ownership.NotControlled), as a cache claim
+// of someone else's would be mounted by the pods. The reconciler asks it after applying Before;
+// kubectl llmkube diff asks it with what its preview of Before found.
+func (p *Plan) AppliesDeployment(beforeRefused bool) bool { return p.HasDeployment() && !beforeRefused }
 
 // MigrationTarget is what the migration of live, a Deployment with legacy traces, takes over (see
 // migrationTarget).

@@ -23,6 +23,12 @@ func refISVC() *inferencev1alpha1.InferenceService {
 	}
 }
 
+// qwen is the Model refISVC names.
+func qwen() *inferencev1alpha1.Model {
+	return &inferencev1alpha1.Model{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "qwen", UID: "u"},
+		Spec: inferencev1alpha1.ModelKindSpec{Source: "org/repo", Format: inferencev1alpha1.ModelFormatGGUF, Files: []string{"model.gguf"}}}
+}
+
 func kinds(p *Plan) []string {
 	var out []string
 	for _, o := range slices.Concat(p.Before, p.After, p.Gateway) {
@@ -48,8 +54,7 @@ func TestPlanOfAMissingModelAppliesNothingThatRoutesTraffic(t *testing.T) {
 }
 
 func TestPlanOfAModelRefUsesTheModel(t *testing.T) {
-	m := &inferencev1alpha1.Model{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "qwen", UID: "u"},
-		Spec: inferencev1alpha1.ModelKindSpec{Source: "org/repo", Format: inferencev1alpha1.ModelFormatGGUF, Files: []string{"model.gguf"}}}
+	m := qwen()
 	p, err := PlanFor(&Observed{ISVC: refISVC(), Model: m}, Flags{FieldManager: ownership.DefaultFieldManager})
 	if err != nil {
 		t.Fatal(err)
@@ -63,5 +68,30 @@ func TestPlanOfAModelRefUsesTheModel(t *testing.T) {
 	}
 	if args := d.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--hf-repo") {
 		t.Fatalf("args %v: the Model's repository is not passed", args)
+	}
+}
+
+// The pool and route of a removed spec.gateway are objects of the plan, which the reconciler
+// deletes and kubectl llmkube diff shows; a spec with a gateway deletes neither.
+func TestPlanWithoutSpecGatewayDeletesThePoolAndTheRoute(t *testing.T) {
+	m := qwen()
+	p, err := PlanFor(&Observed{ISVC: refISVC(), Model: m}, Flags{FieldManager: ownership.DefaultFieldManager})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range p.GatewayDelete {
+		got = append(got, d.GVK.Kind+" "+d.Key.String())
+	}
+	if want := []string{"InferencePool ns/chat", "HTTPRoute ns/chat"}; !slices.Equal(got, want) {
+		t.Fatalf("gateway deletions %v, want %v", got, want)
+	}
+	withGateway := refISVC()
+	withGateway.Spec.Gateway = &inferencev1alpha1.GatewaySpec{ParentRefs: []inferencev1alpha1.GatewayParentReference{{Name: "gw"}}}
+	if p, err = PlanFor(&Observed{ISVC: withGateway, Model: m}, Flags{FieldManager: ownership.DefaultFieldManager}); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.GatewayDelete) != 0 || len(p.Gateway) != 2 {
+		t.Fatalf("with spec.gateway: deletions %v, objects %d", p.GatewayDelete, len(p.Gateway))
 	}
 }

@@ -164,7 +164,7 @@ func (k kind) Apply(ctx context.Context, isvc *inferencev1alpha1.InferenceServic
 	// A blocked plan (its Model is missing) has no Deployment: an existing one stays as is. Likewise
 	// when the cache claim's name is taken by an object the operator does not control: the pods
 	// would mount someone else's volume.
-	if p.HasDeployment() && !claimRefused {
+	if p.AppliesDeployment(claimRefused) {
 		if before, err := r.beforeCreate(ctx, isvc, pl); err != nil {
 			failures = append(failures, err)
 		} else {

@@ -47,10 +47,11 @@ type diffJSON struct {
 	Object  string `json:"object"`
 	Blocked string `json:"blocked"`
 	Objects []struct {
-		Kind   string `json:"kind"`
-		Name   string `json:"name"`
-		Action string `json:"action"`
-		Diff   string `json:"diff"`
+		Kind    string `json:"kind"`
+		Name    string `json:"name"`
+		Action  string `json:"action"`
+		Diff    string `json:"diff"`
+		Refused string `json:"refused"`
 	} `json:"objects"`
 }
 
@@ -132,7 +133,7 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 	flags := []string{"--router-proxy-image", "registry.example.com/router-proxy:drift", "--emit-scrape-annotations"}
 	BeforeEach(func() { ns = newNamespace() })
 
-	It("plans what was applied for every sample and generated spec, and after a spec change exactly what the operator then changes [P2]", func() {
+	It("plans what was applied for every sample and generated spec, and after a spec change exactly what the operator then changes, a removed gateway's deletions and a refusal included [P2, P9, P10]", func() {
 		By("every sample, and specs across runtimes, models, caches, gateway, autoscaling and both backend kinds")
 		applySamples(ns)
 		for _, rt := range []inferencev1alpha1.Runtime{inferencev1alpha1.RuntimeVLLM, inferencev1alpha1.RuntimeTGI, inferencev1alpha1.RuntimeSGLang, inferencev1alpha1.RuntimeGeneric} {
@@ -160,6 +161,12 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 			i.Spec.Autoscaling = &inferencev1alpha1.AutoscalingSpec{MinReplicas: ptr.To[int32](2), MaxReplicas: 4}
 		})
 		newISVC(ns, "gw", withGateway(inferencev1alpha1.GatewayParentReference{Name: "gateway"}))
+		newISVC(ns, "gw-gone", withGateway(inferencev1alpha1.GatewayParentReference{Name: "gateway"}))
+		// Its Service's name is someone else's: the operator applies its Deployment and leaves the
+		// Service as it is [P10].
+		Expect(k8sClient.Create(suiteCtx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "web", Port: 80}}}})).To(Succeed())
+		newISVC(ns, "taken", nil)
 		Expect(k8sClient.Create(suiteCtx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "openai"}})).To(Succeed())
 		newRouter(ns, "both", func(r *inferencev1alpha1.ModelRouter) {
 			r.Spec.Backends = []inferencev1alpha1.Backend{isvcBackend("local", "rt-vllm"), externalBackend("cloud", "openai")}
@@ -177,8 +184,8 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 			r.Spec.DefaultRoute = ptr.To("cloud")
 		})
 		targets := []string{"isvc/tinyllama", "isvc/qwen", "isvc/rt-vllm", "isvc/rt-tgi", "isvc/rt-sglang", "isvc/rt-generic",
-			"isvc/ref-ephemeral", "isvc/ref-claim", "isvc/ref-big", "isvc/inline-cached", "isvc/scaled", "isvc/gw",
-			"mr/router", "mr/both", "mr/external-only"}
+			"isvc/ref-ephemeral", "isvc/ref-claim", "isvc/ref-big", "isvc/inline-cached", "isvc/scaled", "isvc/gw", "isvc/gw-gone",
+			"isvc/taken", "mr/router", "mr/both", "mr/external-only"}
 
 		By("the operator converges, then stops")
 		op := startOperator(ns, cfg)
@@ -199,13 +206,25 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 		op.stop()
 		Expect(deployment(ns, "scaled").Spec.Replicas).To(HaveValue(BeEquivalentTo(3)))
 
-		By("the plugin's plan equals what was applied: nothing to do, exit 0")
-		for _, t := range targets {
+		By("the plugin's plan equals what was applied: nothing to do, exit 0; a refusal stays, exit 1")
+		expectConverged := func(t string) {
 			doc, code := planOf(ns, t, flags...)
-			for k, a := range actionsOf(doc) {
+			actions := actionsOf(doc)
+			if t == "isvc/taken" {
+				Expect(actions).To(HaveKeyWithValue("Service/taken", "refused"), "%v", doc)
+				delete(actions, "Service/taken")
+			}
+			for k, a := range actions {
 				Expect(a).To(Equal("unchanged"), "%s: %s would be %sd by a converged operator:\n%v", t, k, a, doc)
 			}
+			if t == "isvc/taken" {
+				Expect(code).To(Equal(1), "a refusal is a difference worth attention [P10]")
+				return
+			}
 			Expect(code).To(Equal(0), t)
+		}
+		for _, t := range targets {
+			expectConverged(t)
 		}
 
 		By("the comparison notices each input the plugin could leave out")
@@ -255,20 +274,32 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 			}
 			editISVC(ns, t[5:], func(i *inferencev1alpha1.InferenceService) {
 				i.Spec.PodLabels = map[string]inferencev1alpha1.LabelValue{"drift": "changed"}
+				if i.Name == "gw-gone" {
+					// The InferencePool and HTTPRoute are then deleted [P9].
+					i.Spec.Gateway = nil
+				}
 			})
 		}
 		before := snapshot(ns)
 		predicted := map[string]string{} // kind/name -> the plugin's unified diff
+		refused := map[string]string{}   // kind/name -> the refusal
 		for _, t := range targets {
 			doc, code := planOf(ns, t, flags...)
 			Expect(code).To(Equal(1), t)
 			for _, o := range doc.Objects {
-				if o.Action != "unchanged" {
+				switch o.Action {
+				case "unchanged":
+				case "refused":
+					refused[o.Kind+"/"+o.Name] = o.Refused
+				default:
 					predicted[o.Kind+"/"+o.Name] = o.Diff
 				}
 			}
 		}
 		Expect(predicted).NotTo(BeEmpty())
+		Expect(predicted).To(And(HaveKey("InferencePool/gw-gone"), HaveKey("HTTPRoute/gw-gone")), "a removed spec.gateway's deletions are in the diff [P9]")
+		Expect(refused).To(HaveLen(1))
+		Expect(refused).To(HaveKeyWithValue("Service/taken", ContainSubstring("no controller")), "a refused Service is shown as refused, never as a change [P10]")
 		By("the object itself is an input: planned from the object as it was, the change goes unseen")
 		for t, o := range stale {
 			var now, then planned
@@ -305,13 +336,18 @@ var _ = Describe("one plan: kubectl llmkube diff shows what the operator applies
 				changed[k] = renderedDiff(before[k], v, k, ns)
 			}
 		}
+		for k, v := range before {
+			if _, ok := after[k]; !ok {
+				kind, name, _ := cutSlash(k)
+				changed[k] = unifiedDiff(v, "", "live/"+kind+"/"+ns+"/"+name, "/dev/null")
+			}
+		}
 		Expect(sortedKeys(changed)).To(Equal(sortedKeys(predicted)))
 		for k := range changed {
 			Expect(predicted[k]).To(Equal(changed[k]), "%s: the plugin's diff is not what the operator did:\n%s", k, cmp.Diff(changed[k], predicted[k]))
 		}
 		for _, t := range targets {
-			_, code := planOf(ns, t, flags...)
-			Expect(code).To(Equal(0), t)
+			expectConverged(t)
 		}
 	})
 })

@@ -58,9 +58,17 @@ type Set struct {
 	// Apply is the Deployment the reconciler applies when live (nil: absent) is the Deployment
 	// then, e.g. right after the migration; nil when Blocked.
 	Apply func(live *appsv1.Deployment) (*appsv1ac.DeploymentApplyConfiguration, error)
+	// Refused is why the plan has no Deployment when its name is taken by a Deployment the owner
+	// does not control (an *ownership.Failure naming it, wrapping ownership.NotControlled); nil
+	// otherwise.
+	Refused error
+	// AppliesDeployment says whether the reconciler applies the Deployment once Before was applied,
+	// beforeRefused saying whether an object of Before was refused; nil: whenever Apply is set.
+	AppliesDeployment func(beforeRefused bool) bool
 	// Before and After are the objects applied before and after the Deployment.
 	Before, After []plan.Object
-	// Delete are the objects deleted when the owner controls them.
+	// Delete are the objects deleted when the owner controls them, the InferencePool and the
+	// HTTPRoute of a removed spec.gateway included.
 	Delete []plan.Deletion
 	// SpecLabels and SpecAnnotations are the spec's pod labels and annotations.
 	SpecLabels, SpecAnnotations map[string]string
@@ -104,11 +112,13 @@ func FromObserved(obs *inferenceservice.Observed, op Operator) (*Set, error) {
 	s := &Set{
 		Owner:   "isvc/" + isvc.Name,
 		Blocked: p.Blocked, BlockedMessage: p.BlockedMessage,
-		Before:          p.Before,
-		After:           append(append([]plan.Object(nil), p.After...), p.Gateway...),
-		Delete:          p.Delete,
-		SpecLabels:      map[string]string{},
-		SpecAnnotations: isvc.Spec.PodAnnotations,
+		Refused:           p.Refused,
+		AppliesDeployment: p.AppliesDeployment,
+		Before:            p.Before,
+		After:             append(append([]plan.Object(nil), p.After...), p.Gateway...),
+		Delete:            append(append([]plan.Deletion(nil), p.Delete...), p.GatewayDelete...),
+		SpecLabels:        map[string]string{},
+		SpecAnnotations:   isvc.Spec.PodAnnotations,
 	}
 	for k, v := range isvc.Spec.PodLabels {
 		s.SpecLabels[k] = string(v)
@@ -140,7 +150,7 @@ func ForModelRouter(ctx context.Context, c client.Reader, router *inferencev1alp
 	}
 	if p.Refused != nil {
 		// Nothing of a refused router's plan is applied.
-		return &Set{Owner: "mr/" + router.Name, Blocked: status.ReasonNotControlled, BlockedMessage: p.Refused.Error()}, nil
+		return &Set{Owner: "mr/" + router.Name, Blocked: status.ReasonNotControlled, BlockedMessage: p.Refused.Error(), Refused: p.Refused}, nil
 	}
 	s := &Set{
 		Owner:      "mr/" + router.Name,
@@ -192,7 +202,12 @@ func (s *Set) Others() []runtime.ApplyConfiguration {
 // InOrder is every object of the set in the order the reconciler applies them, with deployment
 // (nil when the plan has none) as the Deployment.
 func (s *Set) InOrder(deployment *appsv1ac.DeploymentApplyConfiguration) []plan.Object {
-	out := append([]plan.Object(nil), s.Before...)
+	return append(append([]plan.Object(nil), s.Before...), s.FromDeployment(deployment)...)
+}
+
+// FromDeployment is deployment (nil: none) and the objects applied after it, in order.
+func (s *Set) FromDeployment(deployment *appsv1ac.DeploymentApplyConfiguration) []plan.Object {
+	var out []plan.Object
 	if deployment != nil {
 		out = append(out, plan.Of(deployment, func() *appsv1.Deployment { return &appsv1.Deployment{} }, appsv1ac.ExtractDeployment))
 	}

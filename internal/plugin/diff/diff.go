@@ -36,6 +36,9 @@ const (
 	ActionChange    = "change"
 	ActionDelete    = "delete"
 	ActionUnchanged = "unchanged"
+	// ActionRefused is an existing object the owner does not control: the operator refuses to
+	// write it (ownership.NotControlled) and does nothing to it.
+	ActionRefused = "refused"
 )
 
 // Object is the diff of one object.
@@ -45,8 +48,11 @@ type Object struct {
 	Name      string `json:"name"`
 	Action    string `json:"action"`
 	// Diff is a unified diff of the live object and the dry-run result (YAML, without
-	// managedFields, resourceVersion and status); empty when unchanged.
+	// managedFields, resourceVersion and status); empty when unchanged or refused.
 	Diff string `json:"diff"`
+	// Refused says who controls the object and that the operator leaves it untouched, when the
+	// action is refused.
+	Refused string `json:"refused,omitempty"`
 
 	group string
 }
@@ -58,6 +64,10 @@ func (o Object) TypedName() string {
 
 // Compute diffs each object of the plan, in order, and then each deletion: what the operator's
 // next reconcile would write.
+//
+// Note: an object that exists and that the owner does not control is refused by the operator's
+// apply (ownership.Sync's ownership.CheckControlled): it is shown as refused, with the refusal,
+// never as the change a dry-run apply would make of it.
 func Compute(ctx context.Context, c client.Client, manager string, objs []plan.Object, deletions []plan.Deletion, owner metav1.Object) ([]Object, error) {
 	out := make([]Object, 0, len(objs))
 	for _, obj := range objs {
@@ -65,6 +75,13 @@ func Compute(ctx context.Context, c client.Client, manager string, objs []plan.O
 		live, err := obj.Live(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s %s/%s: %w", o.Kind, o.Namespace, o.Name, err)
+		}
+		if live != nil {
+			if err := ownership.CheckControlled(live, obj.Desired); err != nil {
+				o.Action, o.Refused = ActionRefused, ownership.Fail(o.Kind, obj.Key, ownership.StepOwnership, err).Error()
+				out = append(out, o)
+				continue
+			}
 		}
 		send, err := obj.WouldApply(live, manager)
 		if err != nil {
@@ -132,6 +149,16 @@ func Compute(ctx context.Context, c client.Client, manager string, objs []plan.O
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// Refused is whether any of objs is refused.
+func Refused(objs []Object) bool {
+	for _, o := range objs {
+		if o.Action == ActionRefused {
+			return true
+		}
+	}
+	return false
 }
 
 func unified(a, b, from, to string) (string, error) {

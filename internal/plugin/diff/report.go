@@ -8,9 +8,13 @@ package diff
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+
+	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/internal/plugin"
 	"github.com/llmkube/operator/internal/plugin/cluster"
 )
@@ -39,37 +43,74 @@ func Reports(ctx context.Context, c *cluster.Client, objs []*cluster.Objects, op
 		if err != nil {
 			return nil, err
 		}
-		dep := set.Deployment
-		if set.Apply != nil {
+		owner := t.Object()
+		// Before first: whether the reconciler applies the Deployment depends on its refusals.
+		changes, err := Compute(ctx, c, op.FieldManager, set.Before, nil, owner)
+		if err != nil {
+			return nil, err
+		}
+		notes := set.Notes()
+		var dep *appsv1ac.DeploymentApplyConfiguration
+		switch {
+		case set.Refused != nil:
+			// The plan's own refusal of the Deployment: said on its row, not twice.
+			changes = append(changes, refusedDeployment(set.Refused))
+			notes = notesWithout(notes, set.BlockedMessage)
+		case set.Apply != nil && set.AppliesDeployment != nil && !set.AppliesDeployment(Refused(changes)):
+			notes = append(notes, "no Deployment is applied while an object applied before it is refused (its pods would mount someone else's volume)")
+		case set.Apply != nil:
 			if dep, err = set.Apply(t.Deployment); err != nil {
 				return nil, err
 			}
 		}
-		changes, err := Compute(ctx, c, op.FieldManager, set.InOrder(dep), set.Delete, t.Object())
+		rest, err := Compute(ctx, c, op.FieldManager, set.FromDeployment(dep), set.Delete, owner)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, &Report{
 			Object: t.Short(), Namespace: t.Namespace(), Blocked: set.BlockedMessage, Unresolved: set.Unresolved,
 			LegacyTraces: t.Deployment != nil && op.Legacy(false).NeedsMigration(t.Deployment, op.FieldManager),
-			Objects:      changes, notes: set.Notes(),
+			Objects:      append(changes, rest...), notes: notes,
 		})
 	}
 	return out, nil
 }
 
-// TypedNames are the objects that would change, in kubectl's -o name form.
+// refusedDeployment is the row of a Deployment the plan refuses (err names it, see
+// ownership.Failure).
+func refusedDeployment(err error) Object {
+	o := Object{Kind: "Deployment", Action: ActionRefused, Refused: err.Error(), group: "apps"}
+	var f *ownership.Failure
+	if errors.As(err, &f) {
+		o.Namespace, o.Name = f.Key.Namespace, f.Key.Name
+	}
+	return o
+}
+
+func notesWithout(notes []string, drop string) []string {
+	var out []string
+	for _, n := range notes {
+		if n != drop {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// TypedNames are the objects that would change, in kubectl's -o name form: not a refused one,
+// which the operator leaves as it is.
 func (r *Report) TypedNames() []string {
 	var out []string
 	for _, o := range r.Objects {
-		if o.Action != ActionUnchanged {
+		if o.Action != ActionUnchanged && o.Action != ActionRefused {
 			out = append(out, o.TypedName())
 		}
 	}
 	return out
 }
 
-// Changes says whether any report has an object that would change.
+// Changes says whether any report has an object that would change, or that the operator refuses
+// to write (kubectl llmkube diff then exits 1: see docs/plugin.md, P10).
 func Changes(reports []*Report) bool {
 	for _, r := range reports {
 		for _, o := range r.Objects {
@@ -98,6 +139,10 @@ func table(w io.Writer, reports []*Report) error {
 		for _, ch := range r.Objects {
 			if ch.Action == ActionUnchanged {
 				fmt.Fprintf(w, "# %s %s/%s: unchanged\n", ch.Kind, ch.Namespace, ch.Name)
+				continue
+			}
+			if ch.Action == ActionRefused {
+				fmt.Fprintf(w, "# %s %s/%s: refused, the operator does nothing to it: %s\n", ch.Kind, ch.Namespace, ch.Name, ch.Refused)
 				continue
 			}
 			fmt.Fprintf(w, "# %s %s/%s: %s\n%s", ch.Kind, ch.Namespace, ch.Name, ch.Action, ch.Diff)
