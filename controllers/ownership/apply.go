@@ -15,7 +15,6 @@ package ownership
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -91,6 +90,8 @@ type Change struct {
 // An existing object (c.Live) is written only when c.Desired's controller owns it (same UID); any
 // other is refused with NotControlled and left untouched. The apply then carries c.Live's UID, so
 // it updates that very object or fails: it never creates or adopts another one of the same name.
+// An absent one (c.Live nil) is created by a create that fails when the name is taken by then
+// (see create.go), never by an apply, which would adopt it.
 func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
 	if c.Live != nil {
 		if err := CheckControlled(c.Live, c.Desired); err != nil {
@@ -101,25 +102,30 @@ func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
 	if same, err := alreadyOwned(c.Owned, c.Desired); err != nil || same {
 		return false, err
 	}
-	var digest [sha256.Size]byte
-	if c.Live != nil {
-		pinUID(c.Desired, c.Live.GetUID())
-		var err error
-		if digest, err = digestOf(c.Desired); err != nil {
-			return false, err
+	if c.Live == nil {
+		// Create, never adopt: someone's object created since the read fails the create.
+		if err := a.create(ctx, c.Desired); err != nil {
+			return true, err
 		}
-		// A reconcile that reads the object as it was before this process's last apply (the
-		// cache lags behind the answer) sees what that apply already took back and reported:
-		// the same apply again would be a no-op request, another report a duplicate Event.
-		last, answered := a.Written.SentOver(c.Live)
-		switch {
-		case answered && last == digest:
-			return false, nil
-		case answered:
-			a.reportConflictsPastLag(ctx, c)
-		default:
-			a.reportConflicts(ctx, c)
-		}
+		a.Written.Record(c.Desired)
+		return true, nil
+	}
+	pinUID(c.Desired, c.Live.GetUID())
+	digest, err := digestOf(c.Desired)
+	if err != nil {
+		return false, err
+	}
+	// A reconcile that reads the object as it was before this process's last apply (the cache
+	// lags behind the answer) sees what that apply already took back and reported: the same
+	// apply again would be a no-op request, another report a duplicate Event.
+	last, answered := a.Written.SentOver(c.Live)
+	switch {
+	case answered && last == digest:
+		return false, nil
+	case answered:
+		a.reportConflictsPastLag(ctx, c)
+	default:
+		a.reportConflicts(ctx, c)
 	}
 	if err := a.Apply(ctx, c.Desired); err != nil {
 		return true, err

@@ -23,7 +23,7 @@ import (
 // OwnWrites filters the watch events of owned objects that the operator's own applies caused, so
 // that they do not reconcile the owner again. A nil *OwnWrites lets every event through.
 //
-//   - create of an object the field manager has applied: dropped. Either this process created it,
+//   - create of an object the field manager has applied (or created): dropped. Either this process created it,
 //     and the reconcile that did so already used the API server's answer (the status is computed
 //     from it), or it existed when the cache started, and the owner's own create event from the
 //     same start reconciles the owner anyway.
@@ -148,12 +148,19 @@ func (w *OwnWrites) own(obj client.Object) bool {
 	return ok && rv.(string) == obj.GetResourceVersion()
 }
 
-// applied says whether the field manager has an Apply entry on obj.
+// applied says whether the field manager has an entry on obj: an Apply entry, or the Update
+// entry of its own create (create.go), which a create event can show before the entry is handed
+// to the Apply entry.
 func (w *OwnWrites) applied(obj client.Object) bool {
 	if w == nil || obj == nil {
 		return false
 	}
-	return HasApplyEntry(obj, w.FieldManager)
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == w.FieldManager && e.Subresource == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // appliedMeta reads uid and resourceVersion from an apply configuration's embedded
