@@ -84,7 +84,8 @@ var _ = Describe("Creating an object", func() {
 		counts := map[string]int{}
 		for _, req := range op.requestsSince(mark) {
 			for _, kind := range []string{"deployments", "services"} {
-				if strings.HasSuffix(req, "/"+kind) || strings.HasSuffix(req, "/"+kind+"/m") {
+				// Not the caches' lists, which the manager sends once when it starts.
+				if strings.HasPrefix(req, "POST ") && strings.HasSuffix(req, "/"+kind) || strings.HasSuffix(req, "/"+kind+"/m") {
 					counts[strings.Fields(req)[0]+" "+kind]++
 				}
 			}
