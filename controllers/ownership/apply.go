@@ -97,6 +97,9 @@ func (a Applier) ApplyIfChanged(ctx context.Context, c Change) (bool, error) {
 		if err := CheckControlled(c.Live, c.Desired); err != nil {
 			return false, Fail(kindOf(c.Desired), client.ObjectKeyFromObject(c.Live), StepOwnership, err)
 		}
+		if err := a.handOver(ctx, c.Live); err != nil {
+			return true, err
+		}
 	}
 	MarkManaged(c.Desired)
 	if same, err := alreadyOwned(c.Owned, c.Desired); err != nil || same {

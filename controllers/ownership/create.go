@@ -115,3 +115,67 @@ func (a Applier) applyEntry(obj runtime.Object) (metav1.ManagedFieldsEntry, erro
 		FieldsV1: &metav1.FieldsV1{Raw: raw},
 	}, nil
 }
+
+// handOver finishes a create whose second write never happened (the process stopped between the
+// two): the field manager's Update entry on live becomes part of its Apply entry, so that an
+// apply can remove what the create set. live then holds the API server's answer.
+//
+// Note: the Update entry also owns the fields the API server defaulted; owned by the Apply entry,
+// the next apply, which does not set them, prunes them and the API server defaults them again, to
+// the same values: the object, and its pods, do not change.
+func (a Applier) handOver(ctx context.Context, live client.Object) error {
+	var entries []metav1.ManagedFieldsEntry
+	var update *metav1.ManagedFieldsEntry
+	apply := -1
+	for _, e := range live.GetManagedFields() {
+		switch {
+		case e.Manager != a.FieldManager || e.Subresource != "":
+		case e.Operation == metav1.ManagedFieldsOperationUpdate:
+			update = &e
+			continue
+		case e.Operation == metav1.ManagedFieldsOperationApply:
+			apply = len(entries)
+		}
+		entries = append(entries, e)
+	}
+	if update == nil {
+		return nil
+	}
+	set, err := EntrySet(*update)
+	if err != nil {
+		return err
+	}
+	merged := *update
+	merged.Operation = metav1.ManagedFieldsOperationApply
+	merged.Time = &metav1.Time{Time: time.Now().UTC().Truncate(time.Second)}
+	if apply >= 0 {
+		owned, err := EntrySet(entries[apply])
+		if err != nil {
+			return err
+		}
+		set = set.Union(owned)
+		merged.APIVersion = entries[apply].APIVersion
+	}
+	raw, err := set.ToJSON()
+	if err != nil {
+		return err
+	}
+	merged.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+	if apply >= 0 {
+		entries[apply] = merged
+	} else {
+		entries = append(entries, merged)
+	}
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/uid", "value": live.GetUID()},
+		{"op": "test", "path": "/metadata/resourceVersion", "value": live.GetResourceVersion()},
+		{"op": "replace", "path": "/metadata/managedFields", "value": entries},
+	})
+	if err != nil {
+		return err
+	}
+	if err := a.Client.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(a.FieldManager)); err != nil {
+		return fmt.Errorf("handing the fields of its create to the apply entry: %w", err)
+	}
+	return nil
+}
