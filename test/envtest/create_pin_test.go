@@ -36,7 +36,7 @@ var _ = Describe("Creating an object", func() {
 		users := &corev1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "race", Labels: map[string]string{"team": "other"}},
 			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "unrelated-app"},
-				Ports: []corev1.ServicePort{{Name: "http", Port: 80}}},
+				Ports: []corev1.ServicePort{{Name: "web", Port: 80}}},
 		}
 		var raced bool
 		// The live read of the Service finds nothing; the user's create lands right after it.
