@@ -166,9 +166,15 @@ var _ = Describe("Gateway", func() {
 		Expect(r.Spec.Rules[0].Matches).To(HaveLen(1))
 		Expect(r.Spec.Rules[0].Matches[0].Headers).To(Equal([]gatewayv1.HTTPHeaderMatch{{
 			Type: ptr.To(gatewayv1.HeaderMatchExact), Name: "X-Gateway-Model-Name", Value: "meta-llama/Llama-3.1-8B-Instruct"}}))
-		for _, mf := range append(p.ManagedFields, r.ManagedFields...) {
-			Expect(mf.Manager).To(Equal("llmkube-operator"), "one field manager")
-			Expect(mf.Operation).To(Equal(metav1.ManagedFieldsOperationApply))
+		// A create is a POST, then the write that hands its Update entry to the Apply entry (O19):
+		// a read between the two sees the Update entry for that moment.
+		for _, obj := range []client.Object{&inferencepoolv1.InferencePool{}, &gatewayv1.HTTPRoute{}} {
+			eventually(ns, "llama", obj, func(g Gomega, o client.Object) {
+				for _, mf := range o.GetManagedFields() {
+					g.Expect(mf.Manager).To(Equal("llmkube-operator"), "one field manager")
+					g.Expect(mf.Operation).To(Equal(metav1.ManagedFieldsOperationApply))
+				}
+			})
 		}
 		gatewayReady(ns, "llama", metav1.ConditionUnknown, inferenceservice.ReasonGatewayPending)
 
