@@ -76,6 +76,7 @@ func (a Applier) create(ctx context.Context, desired runtime.ApplyConfiguration)
 	if err != nil {
 		return err
 	}
+	a.Written.RecordCreated(obj)
 	// Note: should this fail (the object changed in between, the process stops), the object is
 	// the operator's and keeps the Update entry; the next apply to it still works, and the field
 	// manager owns every field twice until an apply removes one (see handOver).

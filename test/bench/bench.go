@@ -27,6 +27,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -587,18 +588,20 @@ func (b *bench) warmUp(ctx context.Context) error {
 	})
 }
 
-// writeLikeOperator writes what the operator writes for obj: Deployment, Service, status.
+// writeLikeOperator writes what the operator writes for obj: Deployment, Service, status. The
+// Deployment and the Service are created as the operator creates them (a POST, then the write
+// that hands their fields to the Apply entry; ownership/create.go), so that the floor sends the
+// very requests the operator sends.
 func writeLikeOperator(ctx context.Context, c client.Client, obj *inferencev1alpha1.InferenceService) error {
-	own := []client.ApplyOption{client.FieldOwner(ownership.DefaultFieldManager), client.ForceOwnership}
 	dep, err := inferenceservice.Deployment(obj, inferenceservice.Inputs{Replicas: ptr.To[int32](1)})
 	if err != nil {
 		return err
 	}
-	if err := c.Apply(ctx, dep, own...); err != nil {
-		return err
-	}
-	if err := c.Apply(ctx, inferenceservice.Service(obj), own...); err != nil {
-		return err
+	a := ownership.Applier{Client: c, FieldManager: ownership.DefaultFieldManager}
+	for _, desired := range []kruntime.ApplyConfiguration{dep, inferenceservice.Service(obj)} {
+		if _, err := a.ApplyIfChanged(ctx, ownership.Change{Owner: obj, Desired: desired}); err != nil {
+			return err
+		}
 	}
 	live := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
 	return c.Status().Apply(ctx, inferenceservice.Status(obj, live, nil, nil, nil), client.FieldOwner(ownership.DefaultFieldManager), client.ForceOwnership)

@@ -47,11 +47,7 @@ func TestSmoke(t *testing.T) {
 	if len(run.SteadyRequests) != 0 {
 		t.Errorf("steady state: no-op reconciles sent requests, want none: %v", run.SteadyRequests)
 	}
-	for _, k := range []string{"PATCH deployments", "PATCH services"} {
-		if got := run.ConvergeRequests[k]; got != run.N {
-			t.Errorf("converge: %d %s, want one per object (%d): %v", got, k, run.N, run.ConvergeRequests)
-		}
-	}
+	createdOnce(t, "converge", run.ConvergeRequests, run.N, "deployments", "services")
 	// One status write per object; a reconcile that compares against a stale status sends more.
 	if got := run.ConvergeRequests["PATCH inferenceservices/status"]; got > run.N+run.N/5 {
 		t.Errorf("converge: %d status writes for %d objects, want about one each: %v", got, run.N, run.ConvergeRequests)
@@ -78,10 +74,9 @@ func checkProcess(t *testing.T, run Run) {
 	if p == nil {
 		t.Fatal("operator process not measured")
 	}
-	for _, k := range []string{"APPLY deployments", "APPLY services", "APPLY inferenceservices/status"} {
-		if got := p.Requests[k]; got != run.N {
-			t.Errorf("process converge: %d %s, want one per object (%d): %v", got, k, run.N, p.Requests)
-		}
+	createdOnce(t, "process converge", p.Requests, run.N, "deployments", "services")
+	if got := p.Requests["APPLY inferenceservices/status"]; got != run.N {
+		t.Errorf("process converge: %d status applies, want one per object (%d): %v", got, run.N, p.Requests)
 	}
 	// One reconcile per object: the events of the operator's own writes do not bring a second.
 	if p.Reconciles > run.N+run.N/5 {
@@ -143,15 +138,31 @@ func checkRouters(t *testing.T, r *Routers) {
 	if r == nil {
 		t.Fatal("routers not measured")
 	}
-	for _, k := range []string{"APPLY configmaps", "APPLY deployments", "APPLY services", "APPLY modelrouters/status"} {
-		if got := r.Converge.Requests[k]; got != r.N {
-			t.Errorf("routers: %d %s, want one per router (%d): %v", got, k, r.N, r.Converge.Requests)
-		}
+	createdOnce(t, "routers", r.Converge.Requests, r.N, "configmaps", "deployments", "services")
+	if got := r.Converge.Requests["APPLY modelrouters/status"]; got != r.N {
+		t.Errorf("routers: %d status applies, want one per router (%d): %v", got, r.N, r.Converge.Requests)
 	}
 	if r.Converge.Reconciles > r.N+r.N/5 {
 		t.Errorf("routers: %d reconciles for %d routers, want about one each", r.Converge.Reconciles, r.N)
 	}
 	if r.NoOp.Reconciles < r.N || len(r.NoOp.Requests) != 0 {
 		t.Errorf("routers no-op: %d reconciles (want at least %d) sent %v, want nothing", r.NoOp.Reconciles, r.N, r.NoOp.Requests)
+	}
+}
+
+// createdOnce: each object of each resource was created once as the operator creates (O19): a POST,
+// which fails rather than adopt a name taken since the read, and the PATCH that hands its fields to
+// the Apply entry; no apply.
+func createdOnce(t *testing.T, phase string, requests map[string]int, n int, resources ...string) {
+	t.Helper()
+	for _, res := range resources {
+		for _, k := range []string{"POST " + res, "PATCH " + res} {
+			if got := requests[k]; got != n {
+				t.Errorf("%s: %d %s, want one per object (%d): %v", phase, got, k, n, requests)
+			}
+		}
+		if got := requests["APPLY "+res]; got != 0 {
+			t.Errorf("%s: %d APPLY %s, want none (an object is created, never applied into being): %v", phase, got, res, requests)
+		}
 	}
 }
