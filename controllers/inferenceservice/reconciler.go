@@ -123,6 +123,9 @@ type planned struct {
 type applied struct {
 	// live is the Deployment as the API server last answered (nil: none).
 	live *appsv1.Deployment
+	// before is the Deployment as read before this reconcile's apply (nil: none), what a scale
+	// is reported from.
+	before *appsv1.Deployment
 	// deferred is the rollout gate's decision when it held the pod template back.
 	deferred *rollout.Decision
 	gateway  gatewayOutcome
@@ -146,11 +149,11 @@ func (k kind) Plan(ctx context.Context, _ client.Reader, isvc *inferencev1alpha1
 
 func (k kind) Apply(ctx context.Context, isvc *inferencev1alpha1.InferenceService, pl planned) (applied, []error) {
 	r, p := k.r, pl.plan
-	out := applied{live: pl.obs.Deployment}
+	out := applied{live: pl.obs.Deployment, before: pl.obs.Deployment}
 	var failures []error
 	if p.Refused != nil {
 		// Not the operator's workload: nothing is applied for it and its status is not read.
-		out.live = nil
+		out.live, out.before = nil, nil
 		failures = append(failures, p.Refused)
 	}
 	var claimRefused bool
@@ -203,7 +206,7 @@ func (kind) Conditions(isvc *inferencev1alpha1.InferenceService) []metav1.Condit
 }
 
 func (k kind) StatusWritten(isvc *inferencev1alpha1.InferenceService, a applied) {
-	k.r.reportTransitions(isvc, a.live)
+	k.r.reportTransitions(isvc, a.before, a.live)
 }
 
 func (kind) RequeueAfter(a applied) time.Duration {

@@ -9,7 +9,6 @@ package inferenceservice
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -163,8 +162,14 @@ const (
 
 // reportTransitions records a Normal Event when the status just written moves the InferenceService
 // to Ready, or changes the number of runtime pods wanted (kubectl scale, an autoscaler, a spec
-// change): the story kubectl describe tells.
-func (r *Reconciler) reportTransitions(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment) {
+// change): the story kubectl describe tells. before is the Deployment as read before this
+// reconcile's apply, live as the API server answered it.
+//
+// Note: the number of pods it was is read from the Deployment before the apply, not from the
+// status: a reconcile that follows a scale right after its own status write may read the
+// InferenceService before that write reached the cache, with no status yet, and the scale
+// went unreported (seen under load in envtest).
+func (r *Reconciler) reportTransitions(isvc *inferencev1alpha1.InferenceService, before, live *appsv1.Deployment) {
 	if r.Recorder == nil || live == nil {
 		return
 	}
@@ -173,10 +178,11 @@ func (r *Reconciler) reportTransitions(isvc *inferencev1alpha1.InferenceService,
 		r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, EventReady, "Reconcile",
 			"the runtime serves: %d of %d pods ready; endpoint %s", live.Status.ReadyReplicas, ptr.Deref(live.Spec.Replicas, 1), Endpoint(isvc))
 	}
-	if _, was, ok := strings.Cut(isvc.Status.Ready, "/"); ok {
-		if now := strconv.Itoa(int(ptr.Deref(live.Spec.Replicas, 1))); was != now {
-			r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, EventScaled, "Reconcile", "runtime pods wanted: %s, was %s", now, was)
-		}
+	if before == nil {
+		return
+	}
+	if was, now := ptr.Deref(before.Spec.Replicas, 1), ptr.Deref(live.Spec.Replicas, 1); was != now {
+		r.Recorder.Eventf(isvc, nil, corev1.EventTypeNormal, EventScaled, "Reconcile", "runtime pods wanted: %d, was %d", now, was)
 	}
 }
 
