@@ -39,13 +39,14 @@ type store interface {
 }
 
 func newTicket(prefix string, c *routingv1.Client, reserve int64, id string, now time.Time) *Ticket {
+	d, m := periods(now)
 	return &Ticket{
 		key:      "{" + prefix + "/" + c.Name + "}",
 		limits:   *c.Limits,
 		reserved: reserve,
 		id:       id,
-		day:      day(now),
-		month:    month(now),
+		day:      d,
+		month:    m,
 		held:     c.Limits.ConcurrentRequests > 0,
 	}
 }
