@@ -189,3 +189,26 @@ func TestAnAdmissionAnsweredAfterItsCallerLeftIsRefunded(t *testing.T) {
 		t.Fatalf("tokens remaining %d after the refund and a new reservation of 600, want about 400", v.Tokens.Remaining)
 	}
 }
+
+// Proves L10. A settlement that changes nothing (a client with only a request rate, or a charge
+// equal to its reservation without a concurrency slot) costs Redis no call.
+func TestASettlementThatChangesNothingIsNotSent(t *testing.T) {
+	srv := redisserver.Start(t, "")
+	adm := admin(t, srv.Addr)
+	l := replica(t, srv.Addr, "2s", false)
+	if _, tk := l.Admit(&routingv1.Client{Name: "warm", Limits: &routingv1.Limits{RequestsPerMinute: 1000}}, 1, "warm"); tk == nil {
+		t.Fatal("the warm-up request was not admitted") // it loads the script
+	}
+	for _, c := range []*routingv1.Client{client(routingv1.Limits{RequestsPerMinute: 100}), client(routingv1.Limits{TokensPerMinute: 1000})} {
+		before := scriptCalls(t, adm)
+		_, tk := l.Admit(c, 10, "r")
+		if tk == nil {
+			t.Fatal("refused within the limit")
+		}
+		l.Settle(tk, 10)
+		time.Sleep(100 * time.Millisecond) // a settlement sent would have reached Redis by now
+		if calls := scriptCalls(t, adm) - before; calls != 1 {
+			t.Fatalf("%+v: an admission and a settlement that changes nothing took %d script calls, want 1", *c.Limits, calls)
+		}
+	}
+}

@@ -100,8 +100,12 @@ func (l *Limiter) Admit(c *routingv1.Client, reserve int64, id string) (Verdict,
 
 // Settle charges the tokens the request used (what the backend reported, or the estimate when
 // it reported none) and releases its concurrency slot.
+//
+// Note: a settlement that would change nothing (no concurrency slot to release, and no token
+// limit or the charge equal to the reservation) is not sent: a client with only a request rate
+// costs Redis one call per request, not two.
 func (l *Limiter) Settle(t *Ticket, used int64) {
-	if t == nil {
+	if t == nil || !t.settles(used) {
 		return
 	}
 	err := errQuiet

@@ -51,6 +51,13 @@ func newTicket(prefix string, c *routingv1.Client, reserve int64, id string, now
 	}
 }
 
+// settles says a charge of used changes a counter: the ticket holds a concurrency slot, or it
+// has a token limit and used differs from what it reserved.
+func (t *Ticket) settles(used int64) bool {
+	l := t.limits
+	return t.held || (used != t.reserved && (l.TokensPerMinute > 0 || l.TokensPerDay > 0 || l.TokensPerMonth > 0))
+}
+
 func (t *Ticket) rpmKey() string   { return t.key + ":rpm" }
 func (t *Ticket) tpmKey() string   { return t.key + ":tpm" }
 func (t *Ticket) dayKey() string   { return t.key + ":day:" + t.day.id }
