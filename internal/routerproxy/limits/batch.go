@@ -176,7 +176,7 @@ func (s *redisStore) send(admits []*admission, settles []settlement) error {
 		pipe := s.c.Pipeline()
 		cmds = cmds[:0]
 		for _, c := range calls {
-			keys, args := c.encode()
+			keys, args := c.encode(s.replica)
 			cmds = append(cmds, batchScript.EvalSha(ctx, pipe, keys, args...))
 		}
 		_, err := pipe.Exec(ctx)

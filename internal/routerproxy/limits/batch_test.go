@@ -8,7 +8,6 @@ package limits
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -67,7 +66,7 @@ func TestConcurrentAdmissionsShareARoundTripAndOneLimit(t *testing.T) {
 	c := client(routingv1.Limits{RequestsPerMinute: 60})
 	for _, l := range replicas { // connect and load the script, outside the count
 		warm := &routingv1.Client{Name: "warm", Limits: &routingv1.Limits{RequestsPerMinute: 1000}}
-		if _, tk := l.Admit(warm, 1, "warm"); tk == nil {
+		if _, tk := l.Admit(warm, 1); tk == nil {
 			t.Fatal("the warm-up request was not admitted")
 		}
 	}
@@ -84,7 +83,7 @@ func TestConcurrentAdmissionsShareARoundTripAndOneLimit(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 128 {
 		wg.Go(func() {
-			v, tk := replicas[i%2].Admit(c, 1, fmt.Sprint("r", i))
+			v, tk := replicas[i%2].Admit(c, 1)
 			answers <- answer{v, tk}
 		})
 	}
@@ -125,7 +124,7 @@ func TestABatchThatRedisLeavesUnansweredGivesEachRequestTheFailureModeInTime(t *
 		adm := admin(t, srv.Addr)
 		l := replica(t, srv.Addr, timeout.String(), closed)
 		c := client(routingv1.Limits{RequestsPerMinute: 1000})
-		if _, tk := l.Admit(c, 1, "warm"); tk == nil {
+		if _, tk := l.Admit(c, 1); tk == nil {
 			t.Fatal("the warm-up request was not admitted")
 		}
 		if err := adm.Do(context.Background(), "CLIENT", "PAUSE", "3000", "ALL").Err(); err != nil {
@@ -140,7 +139,7 @@ func TestABatchThatRedisLeavesUnansweredGivesEachRequestTheFailureModeInTime(t *
 					time.Sleep(timeout / 2) // behind the first ones' round trip
 				}
 				t0 := time.Now()
-				v, tk := l.Admit(c, 1, fmt.Sprint("r", i))
+				v, tk := l.Admit(c, 1)
 				took := time.Since(t0)
 				mu.Lock()
 				slowest = max(slowest, took)
@@ -164,7 +163,7 @@ func TestAnAdmissionAnsweredAfterItsCallerLeftIsRefunded(t *testing.T) {
 	rs := redisFor(t, srv)
 	c := client(routingv1.Limits{ConcurrentRequests: 1, TokensPerMinute: 1000})
 	now := time.Now()
-	late := &admission{t: newTicket("refund", c, 600, "gone", now), done: make(chan struct{})}
+	late := &admission{t: newTicket("refund", c, 600, now), done: make(chan struct{})}
 	late.state.Store(abandoned) // its caller's timeout passed while the batch was in flight
 	if err := rs.send([]*admission{late}, nil); err != nil || !late.v.Allowed {
 		t.Fatalf("the late admission: %+v %v", late.v, err)
@@ -172,7 +171,7 @@ func TestAnAdmissionAnsweredAfterItsCallerLeftIsRefunded(t *testing.T) {
 	var v Verdict
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		tk := newTicket("refund", c, 600, "next", now)
+		tk := newTicket("refund", c, 600, now)
 		var err error
 		if v, err = rs.admit(tk, now); err != nil {
 			t.Fatal(err)
@@ -196,12 +195,12 @@ func TestASettlementThatChangesNothingIsNotSent(t *testing.T) {
 	srv := redisserver.Start(t, "")
 	adm := admin(t, srv.Addr)
 	l := replica(t, srv.Addr, "2s", false)
-	if _, tk := l.Admit(&routingv1.Client{Name: "warm", Limits: &routingv1.Limits{RequestsPerMinute: 1000}}, 1, "warm"); tk == nil {
+	if _, tk := l.Admit(&routingv1.Client{Name: "warm", Limits: &routingv1.Limits{RequestsPerMinute: 1000}}, 1); tk == nil {
 		t.Fatal("the warm-up request was not admitted") // it loads the script
 	}
 	for _, c := range []*routingv1.Client{client(routingv1.Limits{RequestsPerMinute: 100}), client(routingv1.Limits{TokensPerMinute: 1000})} {
 		before := scriptCalls(t, adm)
-		_, tk := l.Admit(c, 10, "r")
+		_, tk := l.Admit(c, 10)
 		if tk == nil {
 			t.Fatal("refused within the limit")
 		}
@@ -210,5 +209,39 @@ func TestASettlementThatChangesNothingIsNotSent(t *testing.T) {
 		if calls := scriptCalls(t, adm) - before; calls != 1 {
 			t.Fatalf("%+v: an admission and a settlement that changes nothing took %d script calls, want 1", *c.Limits, calls)
 		}
+	}
+}
+
+// Proves L10 (and the lease of docs/limits.md): the concurrency slots of a replica that died
+// without settling its requests free themselves when its lease ends, while the replica that
+// lives keeps its own; until then the living replica counts them.
+func TestTheSlotsOfADeadReplicaEndWithItsLease(t *testing.T) {
+	defer func(l time.Duration) { lease = l }(lease)
+	lease = 400 * time.Millisecond
+	srv := redisserver.Start(t, "")
+	c := client(routingv1.Limits{ConcurrentRequests: 3})
+	dead, live := redisFor(t, srv), redisFor(t, srv)
+	now := time.Now()
+	admit := func(s *redisStore) Verdict {
+		v, err := s.admit(newTicket("lease", c, 1, now), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// The first replica dies with two slots held (it never calls again); the other holds one.
+	if !admit(dead).Allowed || !admit(dead).Allowed || !admit(live).Allowed {
+		t.Fatal("refused within the limit")
+	}
+	time.Sleep(lease / 2)
+	if v := admit(live); v.Allowed || v.Refused != LimitConcurrentRequests { // and renews its own lease
+		t.Fatalf("the living replica did not count the dead one's slots: %+v", v)
+	}
+	time.Sleep(lease/2 + 100*time.Millisecond)
+	if v := admit(live); !v.Allowed {
+		t.Fatalf("the dead replica's slots outlived its lease: %+v", v)
+	}
+	if v, w := admit(live), admit(live); !v.Allowed || w.Allowed { // it holds 2, then 3 of 3
+		t.Fatalf("the living replica's own slots ended with the dead one's: %+v", v)
 	}
 }

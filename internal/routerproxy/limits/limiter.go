@@ -76,12 +76,12 @@ func (l *Limiter) Close() error { return l.store.close() }
 // mode: fail-open admits the request with no limit headers (a metric and a log line say so),
 // fail-closed refuses it (Verdict.Unavailable). Either way the request waited at most one
 // timeout, and the next second's requests wait none.
-func (l *Limiter) Admit(c *routingv1.Client, reserve int64, id string) (Verdict, *Ticket) {
+func (l *Limiter) Admit(c *routingv1.Client, reserve int64) (Verdict, *Ticket) {
 	if c == nil || c.Limits == nil {
 		return Verdict{Allowed: true}, nil
 	}
 	now := time.Now()
-	t := newTicket(l.prefix, c, max(reserve, 1), id, now)
+	t := newTicket(l.prefix, c, max(reserve, 1), now)
 	var v Verdict
 	err := errQuiet
 	if now.UnixNano() >= l.quietUntil.Load() {

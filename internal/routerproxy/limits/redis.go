@@ -8,6 +8,7 @@ package limits
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"net"
 	"os"
@@ -23,6 +24,9 @@ import (
 type redisStore struct {
 	c       *redis.Client
 	timeout time.Duration
+	// replica names this store's concurrency slots in Redis (random, one per store): a replica
+	// that dies takes its name with it, and its slots end with their lease.
+	replica string
 	// b holds what waits for the next round trip (batch.go); done stops its loop. failed and
 	// settled report each batch's settlements (the limiter's metrics and log).
 	b       batcher
@@ -56,7 +60,7 @@ func newRedisStore(r *routingv1.Redis, passwordFile string) *redisStore {
 			o.TLSConfig.ServerName = r.ServerName
 		}
 	}
-	s := &redisStore{c: redis.NewClient(o), timeout: t, b: batcher{wake: make(chan struct{}, 1)}, done: make(chan struct{}),
+	s := &redisStore{c: redis.NewClient(o), timeout: t, replica: rand.Text(), b: batcher{wake: make(chan struct{}, 1)}, done: make(chan struct{}),
 		failed: func(error) {}, settled: func(int) {}}
 	go s.loop()
 	return s

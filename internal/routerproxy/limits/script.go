@@ -16,34 +16,35 @@ import (
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
 )
 
-// batchScript settles and then admits any number of one client's requests in one atomic step:
-// memory.settle for each settlement, then gcra, the quotas and the concurrency of memory.admit
-// for each admission, in order, each seeing the ones before it. It runs on Redis's own clock
-// (TIME), so that replicas with skewed clocks still share one rate, and checks every limit of an
-// admission before it counts it, so a refused request costs nothing.
+// batchScript settles and then admits any number of one client's requests of one replica in one
+// atomic step: memory.settle for each settlement, then gcra, the quotas and the concurrency of
+// memory.admit for each admission, in order, each seeing the ones before it. It runs on Redis's
+// own clock (TIME), so that replicas with skewed clocks still share one rate, and checks every
+// limit of an admission before it counts it, so a refused request costs nothing.
 //
 // KEYS: rpm, tpm, concurrent, then the quota counters (a day's or a month's) the entries name.
-// ARGV: the requests per minute, tokens per minute and concurrent limits (0: none), the lease of a
-// concurrency slot (ms); the number of quota counters, then per counter its limit and its
-// period's end (Unix ms); the number of settlements, then per settlement its difference (used -
-// reserved), its day and month counters (1-based, 0: not counted) and the id of its concurrency
-// slot ("" when it holds none); the number of admissions, then per admission its reservation,
-// its day and month counters and its id. It returns per admission {refused (0, or 1-based in
-// allLimits order), retry ms, too large (0/1), requests remaining, requests reset ms, tokens
-// remaining, tokens reset ms}.
+// ARGV: the requests per minute, tokens per minute and concurrent limits (0: none), the lease of
+// the replica's concurrency slots (ms), the replica; the number of quota counters, then per
+// counter its limit and its period's end (Unix ms); the number of settlements, then per
+// settlement its difference (used - reserved) and its day and month counters (1-based, 0: not
+// counted); the number of admissions, then per admission its reservation and its day and month
+// counters. It returns per admission {refused (0, or 1-based in allLimits order), retry ms, too
+// large (0/1), requests remaining, requests reset ms, tokens remaining, tokens reset ms}.
 //
 // Note: every counter is read once and written once per call, whatever the number of requests:
 // the cost of a call in Redis is its commands (and their append-only-file records), not its Lua
 // arithmetic, so a batch of one client's requests costs about what one request did.
 //
-// Note: a concurrency slot is a member of a sorted set scored by when its lease ends, so that
-// the slots of a replica that died without settling free themselves when their lease ends.
+// Note: the concurrent requests are a hash of replica to "held:lease end": a replica's slots
+// are one field, renewed by each of its calls, so that the slots of a replica that died without
+// settling free themselves when its lease ends. (A member per request in a sorted set made each
+// admission and settlement cost a walk of every request in flight.)
 var batchScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local period = 60000
-local rpm, tpm, lconc, lease = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local i = 5
+local rpm, tpm, lconc, lease, me = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local i = 6
 local nq = tonumber(ARGV[i]); i = i + 1
 local qlim, qend, qused, qdelta = {}, {}, {}, {}
 for q = 1, nq do qlim[q], qend[q], qdelta[q] = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), 0; i = i + 2 end
@@ -56,30 +57,39 @@ local function rtat() if rTAT == nil then rTAT = tonumber(redis.call('GET', KEYS
 local function ttat() if tTAT == nil then tTAT = tonumber(redis.call('GET', KEYS[2]) or '0') end return tTAT end
 
 local ns = tonumber(ARGV[i]); i = i + 1
-local freed = {}
 for s = 1, ns do
-  local delta, qa, qb, id = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3]; i = i + 4
+  local delta, qa, qb = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]); i = i + 3
   if delta ~= 0 then
     if tpm > 0 then tTAT = math.max(math.max(ttat(), now) + delta * period / tpm, now); tSet = true end
     if qa > 0 then qdelta[qa] = qdelta[qa] + delta end
     if qb > 0 then qdelta[qb] = qdelta[qb] + delta end
   end
-  if id ~= '' then freed[#freed + 1] = id end
 end
-if #freed > 0 then redis.call('ZREM', KEYS[3], unpack(freed)) end
 
 local na = tonumber(ARGV[i]); i = i + 1
-local out, held, card = {}, {}, 0
-if na > 0 and lconc > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  card = redis.call('ZCARD', KEYS[3])
+local mine, others = 0, 0
+if lconc > 0 then
+  local function held(v) local n, e = string.match(v, '^(%d+):(%d+)$'); return tonumber(n) or 0, tonumber(e) or 0 end
+  if na > 0 then
+    local all = redis.call('HGETALL', KEYS[3])
+    for f = 1, #all, 2 do
+      local n, e = held(all[f + 1])
+      if all[f] == me then mine = n
+      elseif e > now then others = others + n
+      else redis.call('HDEL', KEYS[3], all[f]) end
+    end
+  else
+    mine = held(redis.call('HGET', KEYS[3], me) or '0:0')
+  end
+  mine = math.max(mine - ns, 0)
 end
+local out = {}
 local function window(tat, limit)
   tat = math.max(tat, now)
   return math.floor((period - (tat - now)) / (period / limit)), math.ceil(tat - now)
 end
 for a = 1, na do
-  local cost, qa, qb, id = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3]; i = i + 4
+  local cost, qa, qb = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]); i = i + 3
   local refused, retry, large, nr, nt = 0, 0, 0, 0, 0
   if rpm > 0 then
     nr = math.max(rtat(), now) + period / rpm
@@ -93,13 +103,13 @@ for a = 1, na do
   end
   if refused == 0 and qa > 0 and quota(qa) + cost > qlim[qa] then refused, retry = 3, qend[qa] - now end
   if refused == 0 and qb > 0 and quota(qb) + cost > qlim[qb] then refused, retry = 4, qend[qb] - now end
-  if refused == 0 and lconc > 0 and card >= lconc then refused, retry = 5, 1000 end
+  if refused == 0 and lconc > 0 and mine + others >= lconc then refused, retry = 5, 1000 end
   if refused == 0 then
     if rpm > 0 then rTAT, rSet = nr, true end
     if tpm > 0 then tTAT, tSet = nt, true end
     if qa > 0 then qdelta[qa] = qdelta[qa] + cost end
     if qb > 0 then qdelta[qb] = qdelta[qb] + cost end
-    if lconc > 0 then card = card + 1; held[#held + 1] = now + lease; held[#held + 1] = id end
+    mine = mine + 1
   end
   local o = #out
   out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6], out[o + 7] = refused, math.ceil(retry), large, -1, 0, -1, 0
@@ -115,13 +125,18 @@ end
 for q = 1, nq do
   if qdelta[q] ~= 0 then redis.call('INCRBY', KEYS[3 + q], qdelta[q]); redis.call('PEXPIREAT', KEYS[3 + q], qend[q] + 86400000) end
 end
-if #held > 0 then redis.call('ZADD', KEYS[3], unpack(held)); redis.call('PEXPIRE', KEYS[3], lease) end
+if lconc > 0 and ns + na > 0 then
+  if mine > 0 then
+    redis.call('HSET', KEYS[3], me, string.format('%d:%d', mine, now + lease)); redis.call('PEXPIRE', KEYS[3], lease)
+  else redis.call('HDEL', KEYS[3], me) end
+end
 return out
 `)
 
-// leaseMs is how long a concurrency slot lives in Redis when its request is never settled (its
-// replica died): the proxy's longest wait for a non-streaming answer.
-const leaseMs = int64(30 * time.Minute / time.Millisecond)
+// lease is how long a replica's concurrency slots live in Redis after its last call (it died
+// without settling them): the proxy's longest wait for a non-streaming answer. A variable for
+// the test that waits one out.
+var lease = 30 * time.Minute
 
 // resultWidth is how many values batchScript returns per admission.
 const resultWidth = 7
@@ -180,16 +195,12 @@ func (c *call) quota(limit int64, key string, end time.Time) int {
 	return len(c.quotas)
 }
 
-// encode is batchScript's KEYS and ARGV for c.
-func (c *call) encode() ([]string, []any) {
+// encode is batchScript's KEYS and ARGV for c, from replica me.
+func (c *call) encode(me string) ([]string, []any) {
 	l := c.limits
-	entries := make([]any, 0, 2+4*(len(c.settles)+len(c.admits)))
+	entries := make([]any, 0, 2+3*(len(c.settles)+len(c.admits)))
 	entry := func(t *Ticket, n int64) {
-		id := ""
-		if t.held {
-			id = t.id
-		}
-		entries = append(entries, n, c.quota(l.TokensPerDay, t.dayKey(), t.day.end), c.quota(l.TokensPerMonth, t.monthKey(), t.month.end), id)
+		entries = append(entries, n, c.quota(l.TokensPerDay, t.dayKey(), t.day.end), c.quota(l.TokensPerMonth, t.monthKey(), t.month.end))
 	}
 	entries = append(entries, len(c.settles))
 	for _, s := range c.settles {
@@ -201,8 +212,8 @@ func (c *call) encode() ([]string, []any) {
 	}
 	t := &Ticket{key: c.key}
 	keys := append([]string{t.rpmKey(), t.tpmKey(), t.concKey()}, c.quotas...)
-	args := make([]any, 0, 5+len(c.quotaArg)+len(entries))
-	args = append(args, l.RequestsPerMinute, l.TokensPerMinute, l.ConcurrentRequests, leaseMs, len(c.quotas))
+	args := make([]any, 0, 6+len(c.quotaArg)+len(entries))
+	args = append(args, l.RequestsPerMinute, l.TokensPerMinute, l.ConcurrentRequests, lease.Milliseconds(), me, len(c.quotas))
 	args = append(append(args, c.quotaArg...), entries...)
 	return keys, args
 }
