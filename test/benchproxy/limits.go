@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,9 @@ type LimitsResult struct {
 	// CPU is the CPU per request of the measured part of the rounds: the router's and, with
 	// limits on, redis-server's (what the limits cost besides the hop; docs/limits.md).
 	CPU, RedisCPU map[string]time.Duration
+	// RoundRatios are limits on over limits off in each round: the two modes of a round ran
+	// seconds apart, so on a shared machine their ratio is steadier than the ratio of medians.
+	RoundRatios []float64
 }
 
 // benchT lets the benchmark start a redis-server with the tests' helper: a failure is an error
@@ -146,6 +150,9 @@ func limitsCase(ctx context.Context, o Options, upstreamURL, dir string, logf fu
 			logf("limits round %d %-18s %8.0f req/s  p50 %v  p99 %v", r+1, m, th.RPS, th.P50, th.P99)
 		}
 	}
+	for r := range rounds[limitsOn] {
+		res.RoundRatios = append(res.RoundRatios, rounds[limitsOn][r].RPS/rounds[limitsOff][r].RPS)
+	}
 	for _, m := range modes {
 		if requests[m] > 0 {
 			res.CPU[m], res.RedisCPU[m] = cpu[m]/time.Duration(requests[m]), redisCPU[m]/time.Duration(requests[m])
@@ -194,7 +201,24 @@ func limitsMarkdown(r *Result) string {
 			l.CPU[m].Round(time.Microsecond), l.RedisCPU[m].Round(time.Microsecond), mib(l.IdleRSS[m]), mib(l.RSS[m]), l.Failures[m])
 	}
 	on, uon := l.Through[limitsOn], l.Unloaded[limitsOn]
+	ratios := make([]string, len(l.RoundRatios))
+	for i, r := range l.RoundRatios {
+		ratios[i] = fmt.Sprintf("%.2fx", r)
+	}
+	fmt.Fprintf(&b, "\nLimits on over limits off in each interleaved round: %s (median **%.2fx**).\n", strings.Join(ratios, ", "), medianOf(l.RoundRatios))
 	fmt.Fprintf(&b, "\nCPU per request is the process's user and system time over the measured part of the rounds (/proc, 10 ms ticks) divided by the requests counted: at %d concurrent on a machine this small, throughput is CPU, so the limits cost their added CPU.\n", o.Concurrency)
 	fmt.Fprintf(&b, "\nGoals: ≥ 0.9× the throughput of limits off: **%.2fx**; added p99 ≤ 1 ms (one client): **%v**.\n", on.RPS/off.RPS, (uon.P99 - uoff.P99).Round(time.Microsecond))
 	return b.String()
+}
+
+// medianOf is the median of xs (0 when empty).
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
