@@ -31,7 +31,8 @@ import (
 // counters. It returns per admission {refused (0, or 1-based in allLimits order), retry ms, too
 // large (0/1), requests remaining, requests reset ms, tokens remaining, tokens reset ms}.
 //
-// Note: every counter is read once and written once per call, whatever the number of requests:
+// Note: every counter is read once and written once per call, whatever the number of requests
+// (a quota counter's expiry is set when the counter is created, at the period's end plus a day):
 // the cost of a call in Redis is its commands (and their append-only-file records), not its Lua
 // arithmetic, so a batch of one client's requests costs about what one request did.
 //
@@ -123,7 +124,7 @@ if tSet then
   else redis.call('DEL', KEYS[2]) end
 end
 for q = 1, nq do
-  if qdelta[q] ~= 0 then redis.call('INCRBY', KEYS[3 + q], qdelta[q]); redis.call('PEXPIREAT', KEYS[3 + q], qend[q] + 86400000) end
+  if qdelta[q] ~= 0 and redis.call('INCRBY', KEYS[3 + q], qdelta[q]) == qdelta[q] then redis.call('PEXPIREAT', KEYS[3 + q], qend[q] + 86400000) end
 end
 if lconc > 0 and ns + na > 0 then
   if mine > 0 then
