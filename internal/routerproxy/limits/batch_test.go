@@ -118,7 +118,7 @@ func TestConcurrentAdmissionsShareARoundTripAndOneLimit(t *testing.T) {
 // it: each request gets the failure mode within the timeout of its own arrival, not the
 // in-flight batch's timeout plus its own.
 func TestABatchThatRedisLeavesUnansweredGivesEachRequestTheFailureModeInTime(t *testing.T) {
-	const timeout = 300 * time.Millisecond
+	const timeout = 500 * time.Millisecond
 	for _, closed := range []bool{false, true} {
 		srv := redisserver.Start(t, "")
 		adm := admin(t, srv.Addr)
@@ -150,7 +150,7 @@ func TestABatchThatRedisLeavesUnansweredGivesEachRequestTheFailureModeInTime(t *
 			})
 		}
 		wg.Wait()
-		if slowest > timeout+timeout/3 {
+		if slowest > timeout+timeout/2 { // a wait behind the stalled batch would be about 2 timeouts
 			t.Fatalf("failClosed=%v: a request waited %v for a Redis that stopped answering, with a timeout of %v", closed, slowest, timeout)
 		}
 	}
@@ -217,7 +217,7 @@ func TestASettlementThatChangesNothingIsNotSent(t *testing.T) {
 // lives keeps its own; until then the living replica counts them.
 func TestTheSlotsOfADeadReplicaEndWithItsLease(t *testing.T) {
 	defer func(l time.Duration) { lease = l }(lease)
-	lease = 400 * time.Millisecond
+	lease = time.Second
 	srv := redisserver.Start(t, "")
 	c := client(routingv1.Limits{ConcurrentRequests: 3})
 	dead, live := redisFor(t, srv), redisFor(t, srv)
@@ -237,7 +237,7 @@ func TestTheSlotsOfADeadReplicaEndWithItsLease(t *testing.T) {
 	if v := admit(live); v.Allowed || v.Refused != LimitConcurrentRequests { // and renews its own lease
 		t.Fatalf("the living replica did not count the dead one's slots: %+v", v)
 	}
-	time.Sleep(lease/2 + 100*time.Millisecond)
+	time.Sleep(lease/2 + lease/5) // past the dead one's lease, within the key's life the living one renewed
 	if v := admit(live); !v.Allowed {
 		t.Fatalf("the dead replica's slots outlived its lease: %+v", v)
 	}
