@@ -93,7 +93,7 @@ func (p *Proxy) admitTeam(w http.ResponseWriter, rt *routes, c *routingv1.Client
 	if rt.limiter == nil || c == nil || c.Limits == nil {
 		return nil, nil, nil
 	}
-	v, t := rt.limiter.Admit(c, reservation(rb), x.id)
+	v, t := rt.limiter.Admit(c, reservation(rb))
 	v.WriteHeaders(w.Header())
 	switch {
 	case v.Unavailable:

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,12 @@ type LimitsResult struct {
 	// IdleRSS and RSS are each router's RSS before and after the throughput rounds.
 	IdleRSS, RSS map[string]uint64
 	Failures     map[string]int
+	// CPU is the CPU per request of the measured part of the rounds: the router's and, with
+	// limits on, redis-server's (what the limits cost besides the hop; docs/limits.md).
+	CPU, RedisCPU map[string]time.Duration
+	// RoundRatios are limits on over limits off in each round: the two modes of a round ran
+	// seconds apart, so on a shared machine their ratio is steadier than the ratio of medians.
+	RoundRatios []float64
 }
 
 // benchT lets the benchmark start a redis-server with the tests' helper: a failure is an error
@@ -115,21 +122,40 @@ func limitsCase(ctx context.Context, o Options, upstreamURL, dir string, logf fu
 		children[name] = c
 	}
 	modes := []string{limitsOff, limitsOn}
-	res = &LimitsResult{Through: map[string]Throughput{}, Unloaded: map[string]Latency{}, IdleRSS: map[string]uint64{}, RSS: map[string]uint64{}, Failures: map[string]int{}}
+	res = &LimitsResult{Through: map[string]Throughput{}, Unloaded: map[string]Latency{}, IdleRSS: map[string]uint64{}, RSS: map[string]uint64{}, Failures: map[string]int{},
+		CPU: map[string]time.Duration{}, RedisCPU: map[string]time.Duration{}}
 	for _, m := range modes {
 		if res.IdleRSS[m], err = children[m].rss(); err != nil {
 			return nil, err
 		}
 	}
 	rounds := map[string][]Throughput{}
+	cpu, redisCPU, requests := map[string]time.Duration{}, map[string]time.Duration{}, map[string]int{}
 	for r := 0; r < o.Rounds; r++ {
 		for _, m := range modes {
 			client := newClient(o.Concurrency)
 			client.Transport = authTransport{client.Transport}
+			// CPU from the end of the warm-up, as the requests counted.
+			from := make(chan [2]time.Duration, 1)
+			time.AfterFunc(o.Warmup, func() { from <- [2]time.Duration{cpuTime(children[m].cmd.Process.Pid), cpuTime(redis.Pid())} })
 			th, failed := throughputWith(ctx, client, "http://"+children[m].addr, o.Concurrency, o.Warmup, o.Duration)
+			f := <-from
+			cpu[m] += cpuTime(children[m].cmd.Process.Pid) - f[0]
+			if m == limitsOn {
+				redisCPU[m] += cpuTime(redis.Pid()) - f[1]
+			}
+			requests[m] += th.Requests
 			res.Failures[m] += failed
 			rounds[m] = append(rounds[m], th)
 			logf("limits round %d %-18s %8.0f req/s  p50 %v  p99 %v", r+1, m, th.RPS, th.P50, th.P99)
+		}
+	}
+	for r := range rounds[limitsOn] {
+		res.RoundRatios = append(res.RoundRatios, rounds[limitsOn][r].RPS/rounds[limitsOff][r].RPS)
+	}
+	for _, m := range modes {
+		if requests[m] > 0 {
+			res.CPU[m], res.RedisCPU[m] = cpu[m]/time.Duration(requests[m]), redisCPU[m]/time.Duration(requests[m])
 		}
 	}
 	seq := map[string][]time.Duration{}
@@ -165,15 +191,34 @@ func limitsMarkdown(r *Result) string {
 	o := r.Options
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### Client limits in Redis\n\nThe same client key through two router-proxies: its client without limits (limits off) and with every limit (requests and tokens per minute, concurrent, per day and month, none reached) counted in a redis-server on loopback (limits on). Non-streaming chat at %d concurrent, %d rounds of %s interleaved, the median by req/s; one client's sequential requests (%d samples each) for the added latency; RSS before and after the rounds.\n\n", o.Concurrency, o.Rounds, o.Duration, o.TTFBSamples)
-	b.WriteString("| mode | req/s | vs limits off | p50 / p99 at " + fmt.Sprint(o.Concurrency) + " | one client: p50 / p99 | added p50 / p99 | RSS idle / after | failed |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| mode | req/s | vs limits off | p50 / p99 at " + fmt.Sprint(o.Concurrency) + " | one client: p50 / p99 | added p50 / p99 | CPU per request: router-proxy + redis-server | RSS idle / after | failed |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	off, uoff := l.Through[limitsOff], l.Unloaded[limitsOff]
 	for _, m := range []string{limitsOff, limitsOn} {
 		t, u := l.Through[m], l.Unloaded[m]
-		fmt.Fprintf(&b, "| %s | %.0f | %.2fx | %v / %v | %v / %v | %+v / %+v | %s / %s | %d |\n", m, t.RPS, t.RPS/off.RPS,
+		fmt.Fprintf(&b, "| %s | %.0f | %.2fx | %v / %v | %v / %v | %+v / %+v | %v + %v | %s / %s | %d |\n", m, t.RPS, t.RPS/off.RPS,
 			t.P50.Round(time.Microsecond), t.P99.Round(time.Microsecond), u.P50.Round(time.Microsecond), u.P99.Round(time.Microsecond),
-			(u.P50 - uoff.P50).Round(time.Microsecond), (u.P99 - uoff.P99).Round(time.Microsecond), mib(l.IdleRSS[m]), mib(l.RSS[m]), l.Failures[m])
+			(u.P50 - uoff.P50).Round(time.Microsecond), (u.P99 - uoff.P99).Round(time.Microsecond),
+			l.CPU[m].Round(time.Microsecond), l.RedisCPU[m].Round(time.Microsecond), mib(l.IdleRSS[m]), mib(l.RSS[m]), l.Failures[m])
 	}
 	on, uon := l.Through[limitsOn], l.Unloaded[limitsOn]
+	ratios := make([]string, len(l.RoundRatios))
+	for i, r := range l.RoundRatios {
+		ratios[i] = fmt.Sprintf("%.2fx", r)
+	}
+	fmt.Fprintf(&b, "\nLimits on over limits off in each interleaved round: %s (median **%.2fx**).\n", strings.Join(ratios, ", "), medianOf(l.RoundRatios))
+	fmt.Fprintf(&b, "\nCPU per request is the process's user and system time over the measured part of the rounds (/proc, 10 ms ticks) divided by the requests counted: at %d concurrent on a machine this small, throughput is CPU, so the limits cost their added CPU.\n", o.Concurrency)
 	fmt.Fprintf(&b, "\nGoals: ≥ 0.9× the throughput of limits off: **%.2fx**; added p99 ≤ 1 ms (one client): **%v**.\n", on.RPS/off.RPS, (uon.P99 - uoff.P99).Round(time.Microsecond))
 	return b.String()
+}
+
+// medianOf is the median of xs (0 when empty).
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

@@ -97,6 +97,14 @@ func (s *Server) Stop() {
 	}
 }
 
+// Pid is the running server's process id (0 when stopped), for a benchmark that reads its CPU.
+func (s *Server) Pid() int {
+	if s.cmd == nil || s.cmd.Process == nil || s.cmd.ProcessState != nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // Port is the server's port.
 func (s *Server) Port() int {
 	_, p, _ := net.SplitHostPort(s.Addr)

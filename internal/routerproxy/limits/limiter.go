@@ -76,12 +76,12 @@ func (l *Limiter) Close() error { return l.store.close() }
 // mode: fail-open admits the request with no limit headers (a metric and a log line say so),
 // fail-closed refuses it (Verdict.Unavailable). Either way the request waited at most one
 // timeout, and the next second's requests wait none.
-func (l *Limiter) Admit(c *routingv1.Client, reserve int64, id string) (Verdict, *Ticket) {
+func (l *Limiter) Admit(c *routingv1.Client, reserve int64) (Verdict, *Ticket) {
 	if c == nil || c.Limits == nil {
 		return Verdict{Allowed: true}, nil
 	}
 	now := time.Now()
-	t := newTicket(l.prefix, c, max(reserve, 1), id, now)
+	t := newTicket(l.prefix, c, max(reserve, 1), now)
 	var v Verdict
 	err := errQuiet
 	if now.UnixNano() >= l.quietUntil.Load() {
@@ -100,8 +100,12 @@ func (l *Limiter) Admit(c *routingv1.Client, reserve int64, id string) (Verdict,
 
 // Settle charges the tokens the request used (what the backend reported, or the estimate when
 // it reported none) and releases its concurrency slot.
+//
+// Note: a settlement that would change nothing (no concurrency slot to release, and no token
+// limit or the charge equal to the reservation) is not sent: a client with only a request rate
+// costs Redis one call per request, not two.
 func (l *Limiter) Settle(t *Ticket, used int64) {
-	if t == nil {
+	if t == nil || !t.settles(used) {
 		return
 	}
 	err := errQuiet

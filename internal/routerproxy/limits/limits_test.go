@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package limits
 
 import (
-	"fmt"
 	"log/slog"
 	"net/http"
 	"testing"
@@ -51,7 +50,7 @@ func TestMemoryAndRedisAgree(t *testing.T) {
 	}
 	for name, s := range stores {
 		for i, st := range steps {
-			tk := newTicket("test/"+name, c, st.reserve, "r", now)
+			tk := newTicket("test/"+name, c, st.reserve, now)
 			v, err := s.admit(tk, now)
 			if err != nil {
 				t.Fatalf("%s step %d: %v", name, i, err)
@@ -80,19 +79,19 @@ func TestQuotaRollsOverAtTheUTCDayAndMonth(t *testing.T) {
 		for _, l := range []routingv1.Limits{{TokensPerDay: 100}, {TokensPerMonth: 100}} {
 			c := client(l)
 			prefix := "rollover/" + name
-			tk := newTicket(prefix, c, 10, "r1", before)
+			tk := newTicket(prefix, c, 10, before)
 			if v, _ := s.admit(tk, before); !v.Allowed {
 				t.Fatalf("%s %+v: the first request was refused", name, l)
 			}
 			_ = settleNow(s, tk, 100) // the whole quota, charged after midnight
-			v, err := s.admit(newTicket(prefix, c, 10, "r2", before), before)
+			v, err := s.admit(newTicket(prefix, c, 10, before), before)
 			if err != nil || v.Allowed {
 				t.Fatalf("%s %+v: a request of the spent day passed (err %v)", name, l, err)
 			}
 			if v.Allowed || (v.Refused != LimitTokensPerDay && v.Refused != LimitTokensPerMonth) {
 				t.Fatalf("%s: refused by %q", name, v.Refused)
 			}
-			if v, err := s.admit(newTicket(prefix, c, 10, "r3", after), after); err != nil || !v.Allowed {
+			if v, err := s.admit(newTicket(prefix, c, 10, after), after); err != nil || !v.Allowed {
 				t.Fatalf("%s %+v: the new period's first request was refused by %q (err %v)", name, l, v.Refused, err)
 			}
 		}
@@ -106,7 +105,7 @@ func TestRedisRestartKeepsTheQuota(t *testing.T) {
 	rs := redisFor(t, srv)
 	c := client(routingv1.Limits{TokensPerDay: 50})
 	now := time.Now()
-	tk := newTicket("restart", c, 50, "r1", now)
+	tk := newTicket("restart", c, 50, now)
 	if v, err := rs.admit(tk, now); err != nil || !v.Allowed {
 		t.Fatalf("first request: %+v %v", v, err)
 	}
@@ -115,7 +114,7 @@ func TestRedisRestartKeepsTheQuota(t *testing.T) {
 	var v Verdict
 	var err error
 	for range 20 { // the client reconnects on the next call
-		if v, err = rs.admit(newTicket("restart", c, 1, "r2", now), now); err == nil {
+		if v, err = rs.admit(newTicket("restart", c, 1, now), now); err == nil {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -137,7 +136,7 @@ func TestUnreachableRedisGivesTheFailureModeWithinTheTimeout(t *testing.T) {
 		for _, a := range []string{addr, hang} {
 			l := New(&routingv1.LimitsStore{KeyPrefix: "f", FailClosed: closed, Redis: &routingv1.Redis{Address: a, Timeout: "100ms"}}, "", NewMetrics(prometheus.NewRegistry()), slog.New(slog.DiscardHandler))
 			start := time.Now()
-			v, tk := l.Admit(client(routingv1.Limits{RequestsPerMinute: 1}), 1, "x")
+			v, tk := l.Admit(client(routingv1.Limits{RequestsPerMinute: 1}), 1)
 			if took := time.Since(start); took > time.Second {
 				t.Fatalf("%s: the admission took %v with a 100ms timeout", a, took)
 			}
@@ -145,7 +144,7 @@ func TestUnreachableRedisGivesTheFailureModeWithinTheTimeout(t *testing.T) {
 				t.Fatalf("%s failClosed=%v: verdict %+v", a, closed, v)
 			}
 			start = time.Now()
-			l.Admit(client(routingv1.Limits{RequestsPerMinute: 1}), 1, "y")
+			l.Admit(client(routingv1.Limits{RequestsPerMinute: 1}), 1)
 			if took := time.Since(start); took > 20*time.Millisecond {
 				t.Fatalf("%s: the next request waited %v for a store that just failed", a, took)
 			}
@@ -168,12 +167,12 @@ func TestVerdictHeaders(t *testing.T) {
 	c := client(routingv1.Limits{RequestsPerMinute: 2, TokensPerMinute: 600})
 	now := time.Now()
 	for range 2 {
-		v, _ := m.admit(newTicket("h", c, 100, "r", now), now)
+		v, _ := m.admit(newTicket("h", c, 100, now), now)
 		if !v.Allowed {
 			t.Fatal("refused within the limit")
 		}
 	}
-	v, _ := m.admit(newTicket("h", c, 100, "r", now), now)
+	v, _ := m.admit(newTicket("h", c, 100, now), now)
 	h := http.Header{}
 	v.WriteHeaders(h)
 	want := map[string]string{
@@ -197,20 +196,20 @@ func TestConcurrentRequestsAreReleasedWhenARequestEnds(t *testing.T) {
 	for name, s := range map[string]store{"memory": newMemory(), "redis": rs} {
 		var held []*Ticket
 		for i := range 2 {
-			tk := newTicket("conc/"+name, c, 1, fmt.Sprint("r", i), now)
+			tk := newTicket("conc/"+name, c, 1, now)
 			if v, err := s.admit(tk, now); err != nil || !v.Allowed {
 				t.Fatalf("%s: request %d refused (%v)", name, i, err)
 			}
 			held = append(held, tk)
 		}
-		v, err := s.admit(newTicket("conc/"+name, c, 1, "r2", now), now)
+		v, err := s.admit(newTicket("conc/"+name, c, 1, now), now)
 		if err != nil || v.Allowed || v.Refused != LimitConcurrentRequests {
 			t.Fatalf("%s: a third concurrent request: %+v %v", name, v, err)
 		}
 		if err := settleNow(s, held[0], 1); err != nil {
 			t.Fatal(err)
 		}
-		if v, err := s.admit(newTicket("conc/"+name, c, 1, "r3", now), now); err != nil || !v.Allowed {
+		if v, err := s.admit(newTicket("conc/"+name, c, 1, now), now); err != nil || !v.Allowed {
 			t.Fatalf("%s: refused after a request ended: %+v %v", name, v, err)
 		}
 	}

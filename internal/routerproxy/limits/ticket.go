@@ -22,7 +22,6 @@ type Ticket struct {
 	key      string
 	limits   routingv1.Limits
 	reserved int64
-	id       string
 	day      period
 	month    period
 	// held says the ticket counts toward the concurrent requests and must be released.
@@ -38,23 +37,30 @@ type store interface {
 	close() error
 }
 
-func newTicket(prefix string, c *routingv1.Client, reserve int64, id string, now time.Time) *Ticket {
+func newTicket(prefix string, c *routingv1.Client, reserve int64, now time.Time) *Ticket {
+	d, m := periods(now)
 	return &Ticket{
 		key:      "{" + prefix + "/" + c.Name + "}",
 		limits:   *c.Limits,
 		reserved: reserve,
-		id:       id,
-		day:      day(now),
-		month:    month(now),
+		day:      d,
+		month:    m,
 		held:     c.Limits.ConcurrentRequests > 0,
 	}
+}
+
+// settles says a charge of used changes a counter: the ticket holds a concurrency slot, or it
+// has a token limit and used differs from what it reserved.
+func (t *Ticket) settles(used int64) bool {
+	l := t.limits
+	return t.held || (used != t.reserved && (l.TokensPerMinute > 0 || l.TokensPerDay > 0 || l.TokensPerMonth > 0))
 }
 
 func (t *Ticket) rpmKey() string   { return t.key + ":rpm" }
 func (t *Ticket) tpmKey() string   { return t.key + ":tpm" }
 func (t *Ticket) dayKey() string   { return t.key + ":day:" + t.day.id }
 func (t *Ticket) monthKey() string { return t.key + ":month:" + t.month.id }
-func (t *Ticket) concKey() string  { return t.key + ":concurrent" }
+func (t *Ticket) concKey() string  { return t.key + ":concurrent-by-replica" }
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 

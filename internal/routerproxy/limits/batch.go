@@ -1,0 +1,218 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package limits
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// This file is the Redis store's batching: the admissions and settlements that arrive while a
+// call to Redis is in flight go together in the next one, one pipelined round trip with one
+// batchScript call per client. There is no timer: a lone request is sent at once, and under load
+// a batch is whatever queued during the previous round trip (natural batching, as a database
+// driver's group commit).
+//
+// Note: at 64 concurrent requests on two cores, one script call per request cost Redis more CPU
+// than the proxy's whole hop (docs/limits.md, "What it costs"); a batch reads and writes each of a
+// client's counters once, so Redis's work per request falls with the load.
+
+// maxBatch is the most admissions (and, apart, settlements) one round trip carries; the rest go
+// in the next at once.
+const maxBatch = 256
+
+// settleQueue bounds the settlements waiting (about 200 bytes each): a fuller queue makes
+// Settle send its own, so memory never grows with a slow Redis.
+const settleQueue = 4096
+
+// settlement is one request's charge, waiting for the next batch.
+type settlement struct {
+	t    *Ticket
+	used int64
+}
+
+// admission is one request waiting for its verdict.
+type admission struct {
+	t     *Ticket
+	v     Verdict
+	err   error
+	done  chan struct{}
+	state atomic.Int32
+}
+
+// An admission's state: its caller waits, was answered, or gave up waiting (its timeout).
+const (
+	waiting int32 = iota
+	answered
+	abandoned
+)
+
+// errTimeout is an admission's wait that outlasted the store's timeout.
+var errTimeout = errors.New("the limits store did not answer within its timeout")
+
+// batcher holds what waits for the next round trip.
+type batcher struct {
+	mu      sync.Mutex
+	admits  []*admission
+	settles []settlement
+	// wake tells the loop that something is pending (capacity 1: one wake-up covers any number).
+	wake chan struct{}
+}
+
+// admit queues t's admission and waits for its verdict, at most the store's timeout from now.
+//
+// Note: a caller that gives up is answered by its failure mode; the loop then skips its
+// admission, or, when it was already sent and admitted, refunds it (a settlement of nothing), so
+// a request that never went upstream holds neither tokens nor a concurrency slot.
+func (s *redisStore) admit(t *Ticket, _ time.Time) (Verdict, error) {
+	a := &admission{t: t, done: make(chan struct{})}
+	s.b.mu.Lock()
+	s.b.admits = append(s.b.admits, a)
+	s.b.mu.Unlock()
+	s.poke()
+	timer := time.NewTimer(s.timeout)
+	defer timer.Stop()
+	select {
+	case <-a.done:
+	case <-timer.C:
+		if a.state.CompareAndSwap(waiting, abandoned) {
+			return Verdict{}, errTimeout
+		}
+		<-a.done // answered as the timer fired
+	}
+	return a.v, a.err
+}
+
+// settle queues the charge for the next batch (sends it alone when the queue is full).
+//
+// Note: a settlement is not on the request's path: the answer is complete, and a keep-alive
+// client's next request should not wait for a round trip to Redis. A request admitted right
+// after another's answer may not yet see its charge (one round trip).
+func (s *redisStore) settle(t *Ticket, used int64) error {
+	s.b.mu.Lock()
+	if len(s.b.settles) >= settleQueue {
+		s.b.mu.Unlock()
+		err := s.send(nil, []settlement{{t, used}})
+		if err == nil {
+			s.settled(1)
+		}
+		return err
+	}
+	s.b.settles = append(s.b.settles, settlement{t, used})
+	s.b.mu.Unlock()
+	s.poke()
+	return nil
+}
+
+func (s *redisStore) poke() {
+	select {
+	case s.b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take is what the next round trip carries, at most maxBatch of each kind.
+func (b *batcher) take() ([]*admission, []settlement) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, m := min(len(b.admits), maxBatch), min(len(b.settles), maxBatch)
+	admits, settles := b.admits[:n:n], b.settles[:m:m]
+	b.admits, b.settles = b.admits[n:], b.settles[m:]
+	if len(b.admits) == 0 {
+		b.admits = nil
+	}
+	if len(b.settles) == 0 {
+		b.settles = nil
+	}
+	return admits, settles
+}
+
+// loop sends what is pending, one round trip at a time, until the store closes.
+func (s *redisStore) loop() {
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-s.b.wake:
+		}
+		for {
+			admits, settles := s.b.take()
+			if len(admits)+len(settles) == 0 {
+				break
+			}
+			live := admits[:0:0]
+			for _, a := range admits {
+				if a.state.Load() == waiting {
+					live = append(live, a)
+				}
+			}
+			if err := s.send(live, settles); err != nil && len(settles) > 0 {
+				s.failed(err)
+			} else if len(settles) > 0 {
+				s.settled(len(settles))
+			}
+		}
+	}
+}
+
+// send runs one batch in one pipelined round trip and answers its admissions; its error is the
+// settlements' (a failed call's admissions get their own error). A Redis that lost its scripts (a
+// restart) gets them loaded again and the batch once more.
+func (s *redisStore) send(admits []*admission, settles []settlement) error {
+	calls := groupCalls(admits, settles)
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	var cmds []*redis.Cmd
+	run := func() error {
+		pipe := s.c.Pipeline()
+		cmds = cmds[:0]
+		for _, c := range calls {
+			keys, args := c.encode(s.replica)
+			cmds = append(cmds, batchScript.EvalSha(ctx, pipe, keys, args...))
+		}
+		_, err := pipe.Exec(ctx)
+		return err
+	}
+	err := run()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if err = batchScript.Load(ctx, s.c).Err(); err == nil {
+			err = run()
+		}
+	}
+	var settleErr error
+	for i, c := range calls {
+		vs, cerr := c.answers(cmds[i]) // a failed pipeline sets its error on every call
+		if cerr != nil && len(c.settles) > 0 {
+			settleErr = cerr
+		}
+		for j, a := range c.admits {
+			if cerr != nil {
+				a.err = cerr
+			} else {
+				a.v = vs[j]
+			}
+			s.answer(a)
+		}
+	}
+	return settleErr
+}
+
+// answer wakes a's caller, or, when it gave up meanwhile and was admitted, refunds it.
+func (s *redisStore) answer(a *admission) {
+	if a.state.CompareAndSwap(waiting, answered) {
+		close(a.done)
+		return
+	}
+	if a.err == nil && a.v.Allowed {
+		_ = s.settle(a.t, 0)
+	}
+}

@@ -1,0 +1,247 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package limits
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
+	"github.com/llmkube/operator/test/redisserver"
+)
+
+// replica is one proxy replica's limiter on the Redis at addr.
+func replica(t *testing.T, addr, timeout string, failClosed bool) *Limiter {
+	l := New(&routingv1.LimitsStore{KeyPrefix: "batch", FailClosed: failClosed, Redis: &routingv1.Redis{Address: addr, Timeout: timeout}},
+		"", NewMetrics(prometheus.NewRegistry()), slog.New(slog.DiscardHandler))
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// admin is a plain client of the test's Redis, to pause it and read what it did.
+func admin(t *testing.T, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// scriptCalls is how many script calls (EVALSHA and EVAL) Redis has run.
+func scriptCalls(t *testing.T, c *redis.Client) int {
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(info, "\n") {
+		for _, cmd := range []string{"cmdstat_evalsha:calls=", "cmdstat_eval:calls="} {
+			if rest, ok := strings.CutPrefix(line, cmd); ok {
+				v, _ := strconv.Atoi(strings.SplitN(rest, ",", 2)[0])
+				n += v
+			}
+		}
+	}
+	return n
+}
+
+// Proves L10 and L4. Two replicas with 64 concurrent requests each, queued behind a round trip
+// that Redis holds (CLIENT PAUSE): each replica sends what queued in one script call, the two
+// still admit 60 of 128 (one shared limit of 60 per minute), and each refused request gets its
+// own refusal with its own headers.
+func TestConcurrentAdmissionsShareARoundTripAndOneLimit(t *testing.T) {
+	srv := redisserver.Start(t, "")
+	adm := admin(t, srv.Addr)
+	replicas := []*Limiter{replica(t, srv.Addr, "2s", false), replica(t, srv.Addr, "2s", false)}
+	c := client(routingv1.Limits{RequestsPerMinute: 60})
+	for _, l := range replicas { // connect and load the script, outside the count
+		warm := &routingv1.Client{Name: "warm", Limits: &routingv1.Limits{RequestsPerMinute: 1000}}
+		if _, tk := l.Admit(warm, 1); tk == nil {
+			t.Fatal("the warm-up request was not admitted")
+		}
+	}
+	before := scriptCalls(t, adm)
+	if err := adm.Do(context.Background(), "CLIENT", "PAUSE", "300", "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		v  Verdict
+		tk *Ticket
+	}
+	answers := make(chan answer, 128)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range 128 {
+		wg.Go(func() {
+			v, tk := replicas[i%2].Admit(c, 1)
+			answers <- answer{v, tk}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	close(answers)
+	calls := scriptCalls(t, adm) - before
+	admitted := 0
+	for a := range answers {
+		if !a.v.Requests.Set || a.v.Requests.Limit != 60 {
+			t.Fatalf("a verdict without its requests window: %+v", a.v)
+		}
+		if a.v.Allowed {
+			admitted++
+			continue
+		}
+		if a.tk != nil || a.v.Refused != LimitRequestsPerMinute || a.v.RetryAfter <= 0 || a.v.RetryAfter > 2*time.Second || a.v.Requests.Remaining > 0 {
+			t.Fatalf("a refusal inside a batch is not its own: %+v", a.v)
+		}
+	}
+	if admitted < 60 || admitted > 60+int(elapsed.Seconds())+1 {
+		t.Fatalf("two replicas admitted %d of 128 in %v, want 60 (one shared limit of 60 per minute)", admitted, elapsed)
+	}
+	// Each replica: the request the pause held, then what queued behind it (at most 2 batches
+	// more if a request came late).
+	if calls > 6 {
+		t.Fatalf("128 concurrent admissions took %d script calls, want one per replica's round trip (at most 6)", calls)
+	}
+}
+
+// Proves L6 and L10. Redis stops answering while a batch is in flight and others queue behind
+// it: each request gets the failure mode within the timeout of its own arrival, not the
+// in-flight batch's timeout plus its own.
+func TestABatchThatRedisLeavesUnansweredGivesEachRequestTheFailureModeInTime(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	for _, closed := range []bool{false, true} {
+		srv := redisserver.Start(t, "")
+		adm := admin(t, srv.Addr)
+		l := replica(t, srv.Addr, timeout.String(), closed)
+		c := client(routingv1.Limits{RequestsPerMinute: 1000})
+		if _, tk := l.Admit(c, 1); tk == nil {
+			t.Fatal("the warm-up request was not admitted")
+		}
+		if err := adm.Do(context.Background(), "CLIENT", "PAUSE", "3000", "ALL").Err(); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var slowest time.Duration
+		for i := range 64 {
+			wg.Go(func() {
+				if i >= 32 {
+					time.Sleep(timeout / 2) // behind the first ones' round trip
+				}
+				t0 := time.Now()
+				v, tk := l.Admit(c, 1)
+				took := time.Since(t0)
+				mu.Lock()
+				slowest = max(slowest, took)
+				mu.Unlock()
+				if tk != nil || v.Allowed == closed || v.Unavailable != closed || v.Requests.Set {
+					t.Errorf("failClosed=%v request %d: verdict %+v, want the failure mode", closed, i, v)
+				}
+			})
+		}
+		wg.Wait()
+		if slowest > timeout+timeout/2 { // a wait behind the stalled batch would be about 2 timeouts
+			t.Fatalf("failClosed=%v: a request waited %v for a Redis that stopped answering, with a timeout of %v", closed, slowest, timeout)
+		}
+	}
+}
+
+// Proves L10. An admission whose caller stopped waiting but that Redis admitted is refunded: its
+// concurrency slot and its tokens come back, since its request never went upstream.
+func TestAnAdmissionAnsweredAfterItsCallerLeftIsRefunded(t *testing.T) {
+	srv := redisserver.Start(t, "")
+	rs := redisFor(t, srv)
+	c := client(routingv1.Limits{ConcurrentRequests: 1, TokensPerMinute: 1000})
+	now := time.Now()
+	late := &admission{t: newTicket("refund", c, 600, now), done: make(chan struct{})}
+	late.state.Store(abandoned) // its caller's timeout passed while the batch was in flight
+	if err := rs.send([]*admission{late}, nil); err != nil || !late.v.Allowed {
+		t.Fatalf("the late admission: %+v %v", late.v, err)
+	}
+	var v Verdict
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		tk := newTicket("refund", c, 600, now)
+		var err error
+		if v, err = rs.admit(tk, now); err != nil {
+			t.Fatal(err)
+		}
+		if v.Allowed {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !v.Allowed {
+		t.Fatalf("the slot and tokens of an admission nobody waited for were never given back: %+v", v)
+	}
+	if v.Tokens.Remaining < 1000-600-1 {
+		t.Fatalf("tokens remaining %d after the refund and a new reservation of 600, want about 400", v.Tokens.Remaining)
+	}
+}
+
+// Proves L10. A settlement that changes nothing (a client with only a request rate, or a charge
+// equal to its reservation without a concurrency slot) costs Redis no call.
+func TestASettlementThatChangesNothingIsNotSent(t *testing.T) {
+	srv := redisserver.Start(t, "")
+	adm := admin(t, srv.Addr)
+	l := replica(t, srv.Addr, "2s", false)
+	if _, tk := l.Admit(&routingv1.Client{Name: "warm", Limits: &routingv1.Limits{RequestsPerMinute: 1000}}, 1); tk == nil {
+		t.Fatal("the warm-up request was not admitted") // it loads the script
+	}
+	for _, c := range []*routingv1.Client{client(routingv1.Limits{RequestsPerMinute: 100}), client(routingv1.Limits{TokensPerMinute: 1000})} {
+		before := scriptCalls(t, adm)
+		_, tk := l.Admit(c, 10)
+		if tk == nil {
+			t.Fatal("refused within the limit")
+		}
+		l.Settle(tk, 10)
+		time.Sleep(100 * time.Millisecond) // a settlement sent would have reached Redis by now
+		if calls := scriptCalls(t, adm) - before; calls != 1 {
+			t.Fatalf("%+v: an admission and a settlement that changes nothing took %d script calls, want 1", *c.Limits, calls)
+		}
+	}
+}
+
+// Proves L10 (and the lease of docs/limits.md): the concurrency slots of a replica that died
+// without settling its requests free themselves when its lease ends, while the replica that
+// lives keeps its own; until then the living replica counts them.
+func TestTheSlotsOfADeadReplicaEndWithItsLease(t *testing.T) {
+	defer func(l time.Duration) { lease = l }(lease)
+	lease = time.Second
+	srv := redisserver.Start(t, "")
+	c := client(routingv1.Limits{ConcurrentRequests: 3})
+	dead, live := redisFor(t, srv), redisFor(t, srv)
+	now := time.Now()
+	admit := func(s *redisStore) Verdict {
+		v, err := s.admit(newTicket("lease", c, 1, now), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// The first replica dies with two slots held (it never calls again); the other holds one.
+	if !admit(dead).Allowed || !admit(dead).Allowed || !admit(live).Allowed {
+		t.Fatal("refused within the limit")
+	}
+	time.Sleep(lease / 2)
+	if v := admit(live); v.Allowed || v.Refused != LimitConcurrentRequests { // and renews its own lease
+		t.Fatalf("the living replica did not count the dead one's slots: %+v", v)
+	}
+	time.Sleep(lease/2 + lease/5) // past the dead one's lease, within the key's life the living one renewed
+	if v := admit(live); !v.Allowed {
+		t.Fatalf("the dead replica's slots outlived its lease: %+v", v)
+	}
+	if v, w := admit(live), admit(live); !v.Allowed || w.Allowed { // it holds 2, then 3 of 3
+		t.Fatalf("the living replica's own slots ended with the dead one's: %+v", v)
+	}
+}

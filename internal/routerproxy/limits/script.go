@@ -1,0 +1,256 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package limits
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
+)
+
+// batchScript settles and then admits any number of one client's requests of one replica in one
+// atomic step: memory.settle for each settlement, then gcra, the quotas and the concurrency of
+// memory.admit for each admission, in order, each seeing the ones before it. It runs on Redis's
+// own clock (TIME), so that replicas with skewed clocks still share one rate, and checks every
+// limit of an admission before it counts it, so a refused request costs nothing.
+//
+// KEYS: rpm, tpm, concurrent, then the quota counters (a day's or a month's) the entries name.
+// ARGV: the requests per minute, tokens per minute and concurrent limits (0: none), the lease of
+// the replica's concurrency slots (ms), the replica; the number of quota counters, then per
+// counter its limit and its period's end (Unix ms); the number of settlements, then per
+// settlement its difference (used - reserved) and its day and month counters (1-based, 0: not
+// counted); the number of admissions, then per admission its reservation and its day and month
+// counters. It returns per admission {refused (0, or 1-based in allLimits order), retry ms, too
+// large (0/1), requests remaining, requests reset ms, tokens remaining, tokens reset ms}.
+//
+// Note: every counter is read once and written once per call, whatever the number of requests
+// (a quota counter's expiry is set when the counter is created, at the period's end plus a day):
+// the cost of a call in Redis is its commands (and their append-only-file records), not its Lua
+// arithmetic, so a batch of one client's requests costs about what one request did.
+//
+// Note: the concurrent requests are a hash of replica to "held:lease end": a replica's slots
+// are one field, renewed by each of its calls, so that the slots of a replica that died without
+// settling free themselves when its lease ends. (A member per request in a sorted set made each
+// admission and settlement cost a walk of every request in flight.)
+var batchScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local period = 60000
+local rpm, tpm, lconc, lease, me = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local i = 6
+local nq = tonumber(ARGV[i]); i = i + 1
+local qlim, qend, qused, qdelta = {}, {}, {}, {}
+for q = 1, nq do qlim[q], qend[q], qdelta[q] = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), 0; i = i + 2 end
+local function quota(q)
+  if qused[q] == nil then qused[q] = tonumber(redis.call('GET', KEYS[3 + q]) or '0') end
+  return qused[q] + qdelta[q]
+end
+local rTAT, tTAT, rSet, tSet
+local function rtat() if rTAT == nil then rTAT = tonumber(redis.call('GET', KEYS[1]) or '0') end return rTAT end
+local function ttat() if tTAT == nil then tTAT = tonumber(redis.call('GET', KEYS[2]) or '0') end return tTAT end
+
+local ns = tonumber(ARGV[i]); i = i + 1
+for s = 1, ns do
+  local delta, qa, qb = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]); i = i + 3
+  if delta ~= 0 then
+    if tpm > 0 then tTAT = math.max(math.max(ttat(), now) + delta * period / tpm, now); tSet = true end
+    if qa > 0 then qdelta[qa] = qdelta[qa] + delta end
+    if qb > 0 then qdelta[qb] = qdelta[qb] + delta end
+  end
+end
+
+local na = tonumber(ARGV[i]); i = i + 1
+local mine, others = 0, 0
+if lconc > 0 then
+  local function held(v) local n, e = string.match(v, '^(%d+):(%d+)$'); return tonumber(n) or 0, tonumber(e) or 0 end
+  if na > 0 then
+    local all = redis.call('HGETALL', KEYS[3])
+    for f = 1, #all, 2 do
+      local n, e = held(all[f + 1])
+      if all[f] == me then mine = n
+      elseif e > now then others = others + n
+      else redis.call('HDEL', KEYS[3], all[f]) end
+    end
+  else
+    mine = held(redis.call('HGET', KEYS[3], me) or '0:0')
+  end
+  mine = math.max(mine - ns, 0)
+end
+local out = {}
+local function window(tat, limit)
+  tat = math.max(tat, now)
+  return math.floor((period - (tat - now)) / (period / limit)), math.ceil(tat - now)
+end
+for a = 1, na do
+  local cost, qa, qb = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]); i = i + 3
+  local refused, retry, large, nr, nt = 0, 0, 0, 0, 0
+  if rpm > 0 then
+    nr = math.max(rtat(), now) + period / rpm
+    if nr - now > period then refused, retry = 1, nr - period - now end
+  end
+  if tpm > 0 then
+    nt = math.max(ttat(), now) + cost * period / tpm
+    if cost > tpm then
+      if refused == 0 then refused, retry, large = 2, 0, 1 end
+    elseif nt - now > period and refused == 0 then refused, retry = 2, nt - period - now end
+  end
+  if refused == 0 and qa > 0 and quota(qa) + cost > qlim[qa] then refused, retry = 3, qend[qa] - now end
+  if refused == 0 and qb > 0 and quota(qb) + cost > qlim[qb] then refused, retry = 4, qend[qb] - now end
+  if refused == 0 and lconc > 0 and mine + others >= lconc then refused, retry = 5, 1000 end
+  if refused == 0 then
+    if rpm > 0 then rTAT, rSet = nr, true end
+    if tpm > 0 then tTAT, tSet = nt, true end
+    if qa > 0 then qdelta[qa] = qdelta[qa] + cost end
+    if qb > 0 then qdelta[qb] = qdelta[qb] + cost end
+    mine = mine + 1
+  end
+  local o = #out
+  out[o + 1], out[o + 2], out[o + 3], out[o + 4], out[o + 5], out[o + 6], out[o + 7] = refused, math.ceil(retry), large, -1, 0, -1, 0
+  if rpm > 0 then out[o + 4], out[o + 5] = window(rtat(), rpm) end
+  if tpm > 0 then out[o + 6], out[o + 7] = window(ttat(), tpm) end
+end
+
+if rSet then redis.call('SET', KEYS[1], string.format('%.3f', rTAT), 'PX', math.ceil(rTAT - now) + 1000) end
+if tSet then
+  if tTAT > now then redis.call('SET', KEYS[2], string.format('%.3f', tTAT), 'PX', math.ceil(tTAT - now) + 1000)
+  else redis.call('DEL', KEYS[2]) end
+end
+for q = 1, nq do
+  if qdelta[q] ~= 0 and redis.call('INCRBY', KEYS[3 + q], qdelta[q]) == qdelta[q] then redis.call('PEXPIREAT', KEYS[3 + q], qend[q] + 86400000) end
+end
+if lconc > 0 and ns + na > 0 then
+  if mine > 0 then
+    redis.call('HSET', KEYS[3], me, string.format('%d:%d', mine, now + lease)); redis.call('PEXPIRE', KEYS[3], lease)
+  else redis.call('HDEL', KEYS[3], me) end
+end
+return out
+`)
+
+// lease is how long a replica's concurrency slots live in Redis after its last call (it died
+// without settling them): the proxy's longest wait for a non-streaming answer. A variable for
+// the test that waits one out.
+var lease = 30 * time.Minute
+
+// resultWidth is how many values batchScript returns per admission.
+const resultWidth = 7
+
+// call is one client's part of a batch: the settlements and admissions of tickets with the same
+// counters (key) and limits, sent as one batchScript call.
+type call struct {
+	key      string
+	limits   routingv1.Limits
+	settles  []settlement
+	admits   []*admission
+	quotas   []string
+	quotaArg []any
+}
+
+// groupCalls splits a batch into one call per client and limits, in the order they first appear.
+//
+// Note: a client's tickets normally share one call; a reload that changed its limits while
+// requests were in flight gives it two (the old limits settle what they admitted).
+func groupCalls(admits []*admission, settles []settlement) []*call {
+	var calls []*call
+	find := func(t *Ticket) *call {
+		for _, c := range calls {
+			if c.key == t.key && c.limits == t.limits {
+				return c
+			}
+		}
+		c := &call{key: t.key, limits: t.limits}
+		calls = append(calls, c)
+		return c
+	}
+	for _, s := range settles {
+		c := find(s.t)
+		c.settles = append(c.settles, s)
+	}
+	for _, a := range admits {
+		c := find(a.t)
+		c.admits = append(c.admits, a)
+	}
+	return calls
+}
+
+// quota is the 1-based index of a quota counter in c's keys, added on first use; 0 when the
+// limit is not set (the script then neither reads nor writes it).
+func (c *call) quota(limit int64, key string, end time.Time) int {
+	if limit <= 0 {
+		return 0
+	}
+	for i, k := range c.quotas {
+		if k == key {
+			return i + 1
+		}
+	}
+	c.quotas = append(c.quotas, key)
+	c.quotaArg = append(c.quotaArg, limit, end.UnixMilli())
+	return len(c.quotas)
+}
+
+// encode is batchScript's KEYS and ARGV for c, from replica me.
+func (c *call) encode(me string) ([]string, []any) {
+	l := c.limits
+	entries := make([]any, 0, 2+3*(len(c.settles)+len(c.admits)))
+	entry := func(t *Ticket, n int64) {
+		entries = append(entries, n, c.quota(l.TokensPerDay, t.dayKey(), t.day.end), c.quota(l.TokensPerMonth, t.monthKey(), t.month.end))
+	}
+	entries = append(entries, len(c.settles))
+	for _, s := range c.settles {
+		entry(s.t, s.used-s.t.reserved)
+	}
+	entries = append(entries, len(c.admits))
+	for _, a := range c.admits {
+		entry(a.t, a.t.reserved)
+	}
+	t := &Ticket{key: c.key}
+	keys := append([]string{t.rpmKey(), t.tpmKey(), t.concKey()}, c.quotas...)
+	args := make([]any, 0, 6+len(c.quotaArg)+len(entries))
+	args = append(args, l.RequestsPerMinute, l.TokensPerMinute, l.ConcurrentRequests, lease.Milliseconds(), me, len(c.quotas))
+	args = append(append(args, c.quotaArg...), entries...)
+	return keys, args
+}
+
+// verdict reads one admission's values of batchScript's answer.
+func verdict(l routingv1.Limits, res []int64) (Verdict, error) {
+	v := Verdict{Allowed: res[0] == 0, TooLarge: res[2] == 1}
+	if !v.Allowed {
+		if res[0] < 1 || int(res[0]) > len(allLimits) {
+			return Verdict{}, errors.New("limits script named an unknown limit")
+		}
+		v.Refused, v.RetryAfter = allLimits[res[0]-1], time.Duration(res[1])*time.Millisecond
+	}
+	if l.RequestsPerMinute > 0 {
+		v.Requests = Window{Set: true, Limit: l.RequestsPerMinute, Remaining: res[3], Reset: time.Duration(res[4]) * time.Millisecond}
+	}
+	if l.TokensPerMinute > 0 {
+		v.Tokens = Window{Set: true, Limit: l.TokensPerMinute, Remaining: res[5], Reset: time.Duration(res[6]) * time.Millisecond}
+	}
+	return v, nil
+}
+
+// answers reads a call's answer into its admissions' verdicts.
+func (c *call) answers(cmd *redis.Cmd) ([]Verdict, error) {
+	res, err := cmd.Int64Slice()
+	if err != nil {
+		return nil, err
+	}
+	if len(res) != resultWidth*len(c.admits) {
+		return nil, fmt.Errorf("limits script answered %d values for %d admissions, want %d each", len(res), len(c.admits), resultWidth)
+	}
+	out := make([]Verdict, len(c.admits))
+	for i := range c.admits {
+		if out[i], err = verdict(c.limits, res[i*resultWidth:(i+1)*resultWidth]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
