@@ -131,3 +131,58 @@ func TestEngineAwareWeighsThePrefixAgainstTheQueue(t *testing.T) {
 		t.Fatalf("the prefix holder with 30 waiting still got %d of 100", got[holder])
 	}
 }
+
+// the engines' queues count requests, not their work: at equal reported queues and equal
+// requests in flight, the pod this replica sent a long prompt it has had no first token for is
+// not given the next request; once that first token comes, both pods are chosen again.
+// Proves E7.
+func TestEngineAwareWeighsThePromptWorkItSentNotOnlyTheRequestCount(t *testing.T) {
+	p := pool(2)
+	now := time.Now()
+	long, short := p.Endpoints()[0], p.Endpoints()[1]
+	long.Acquire()
+	short.Acquire()
+	prefill := long.StartPrefill(512) // a 16k-token prompt
+	short.StartPrefill(2)
+	report(p, now, EngineLoad{Running: 3}, EngineLoad{Running: 3})
+	if got := picks(p, Request{Engine: testScoring}, now, 200); got[long] != 0 {
+		t.Fatalf("the pod still prefilling a 512-block prompt got %d of 200 picks at the same queue", got[long])
+	}
+	prefill.Done()
+	prefill.Done() // at most once
+	if long.Prefilling() != 0 {
+		t.Fatalf("pending work %d after the first token", long.Prefilling())
+	}
+	if got := picks(p, Request{Engine: testScoring}, now, 200); got[long] == 0 {
+		t.Fatal("the pod whose prompt had its first token is still avoided")
+	}
+}
+
+// the engines count about four requests for each one this replica had in flight at the read, so
+// four replicas send to these pods alike: each request this replica sends a pod after the read
+// counts as four in its queue, and a burst alternates instead of piling on the pod that looked
+// idlest (as it would if only this replica's sends counted).
+// Proves E8.
+func TestEngineAwareCountsUnseenSendsByThisReplicasShare(t *testing.T) {
+	p := pool(2)
+	now := time.Now()
+	idle, busy := p.Endpoints()[0], p.Endpoints()[1]
+	busy.Acquire()
+	idle.SetEngineLoad(EngineLoad{Running: 1, At: now, SentBefore: idle.Sent()})
+	busy.SetEngineLoad(EngineLoad{Running: 3, At: now, SentBefore: busy.Sent(), InFlightBefore: 1})
+	queueOnly := *testScoring
+	queueOnly.InFlight, queueOnly.KVCache = 0, 0
+	var order []*Endpoint
+	for range 4 {
+		e := p.Pick(Request{Engine: &queueOnly}, now)
+		e.Acquire()
+		order = append(order, e)
+	}
+	want := []*Endpoint{idle, busy, idle, busy}
+	for i := range want {
+		if order[i] != want[i] {
+			t.Fatalf("pick %d went to the pod reporting %v, want alternation (idle, busy, idle, busy): each send counts 4 with 4 requests in the engines for 1 of ours",
+				i+1, map[*Endpoint]string{idle: "1 running", busy: "3 running"}[order[i]])
+		}
+	}
+}
