@@ -104,6 +104,27 @@ func replicaShare(cands []*Endpoint, staleAfter time.Duration, now time.Time) fl
 // term stays proportional to the work.
 const workScale = 8
 
+// queueBound is the queue above which a pod's prefix match does not count: c times the mean
+// queue, plus one, c = LoadFactor (consistent hashing with bounded loads, as PrefixAffinity bounds
+// its pods' in-flight counts).
+//
+// Note: a 100k-token document's match weighs up to 4 times a short prompt's, enough to keep
+// sending documents, and the chats that share their pod's cached prefixes, to a pod whose queue
+// has grown far past the others'; the queue term alone does not stop it, being relative to the
+// longest queue. With the bound the documents' p99 fell from 103 ms to 58 ms in the benchmark
+// (docs/benchmarks/balancing.md), the other rows within their spread.
+func (p *Pool) queueBound(vs []view) float64 {
+	c := p.LoadFactor
+	if c <= 1 {
+		c = 1.25
+	}
+	var sum float64
+	for _, v := range vs {
+		sum += v.queue
+	}
+	return c*sum/float64(len(vs)) + 1
+}
+
 // view is one candidate as the engine-aware scorer sees it.
 type view struct {
 	e          *Endpoint
@@ -125,7 +146,8 @@ type view struct {
 // weights, plus this proxy's own in-flight count and the prompt work it sent (prefill.go). A pod whose read is stale or failed is scored
 // blind: its queue is the larger of this proxy's in-flight count and the longest queue reported,
 // its KV use the highest reported, and it loses ties, so it is never preferred over a reporting
-// pod for its silence. A pod whose KV cache is nearly full is skipped for a long prompt it does
+// pod for its silence. A pod's prefix match counts only while its queue is within queueBound. A
+// pod whose KV cache is nearly full is skipped for a long prompt it does
 // not hold, unless every candidate is.
 func (p *Pool) engineScored(cands []*Endpoint, r Request, now time.Time) (*Endpoint, int) {
 	w := r.Engine
@@ -158,6 +180,7 @@ func (p *Pool) engineScored(cands []*Endpoint, r Request, now time.Time) (*Endpo
 		allEvict = allEvict && v.wouldEvict
 	}
 	workMax = max(workMax, float64(workScale*max(w.LongPrompt, 1)))
+	bound := p.queueBound(vs)
 	var best *view
 	var bestScore float64
 	ties := 0
@@ -167,7 +190,7 @@ func (p *Pool) engineScored(cands []*Endpoint, r Request, now time.Time) (*Endpo
 			continue
 		}
 		s := -w.Queue*(v.queue/max(qMax, 1)+v.work/workMax) - w.KVCache*v.kv - w.InFlight*v.own/max(ownMax, 1)
-		if len(r.Blocks) > 0 {
+		if len(r.Blocks) > 0 && v.queue <= bound {
 			s += w.Prefix * float64(v.matched) / float64(len(r.Blocks)) * prefixScale(len(r.Blocks), w.LongPrompt)
 		}
 		if !v.fresh {

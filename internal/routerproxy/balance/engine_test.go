@@ -186,3 +186,26 @@ func TestEngineAwareCountsUnseenSendsByThisReplicasShare(t *testing.T) {
 		}
 	}
 }
+
+// a long prompt's prefix match weighs up to four times a short one's, yet it counts only while
+// the pod's queue is within the load bound (c × the mean queue + 1): past it, the prompt goes
+// to a pod with a short queue and is prefilled there, rather than queueing behind the holder's.
+// Proves E9.
+func TestEngineAwarePrefixCountsOnlyWithinTheQueueBound(t *testing.T) {
+	p := pool(3)
+	now := time.Now()
+	long := make([]uint64, 16) // 4 LongPrompt blocks of testScoring: the match weighs 4 times
+	for i := range long {
+		long[i] = uint64(100 + i)
+	}
+	holder := p.Endpoints()[0]
+	p.Remember(holder, long)
+	report(p, now, EngineLoad{Running: 7}, EngineLoad{Running: 4}, EngineLoad{Running: 4})
+	if got := picks(p, Request{Engine: testScoring, Blocks: long}, now, 100); got[holder] != 100 {
+		t.Fatalf("within the bound (7 <= 1.25 × 15/3 + 1 = 7.25) the holder of the prompt got %d of 100", got[holder])
+	}
+	report(p, now, EngineLoad{Running: 10}, EngineLoad{Running: 4}, EngineLoad{Running: 4})
+	if got := picks(p, Request{Engine: testScoring, Blocks: long}, now, 100); got[holder] != 0 {
+		t.Fatalf("past the bound (10 > 1.25 × 18/3 + 1 = 8.5) the holder still got %d of 100", got[holder])
+	}
+}
