@@ -8,7 +8,7 @@ package v1alpha1
 
 // BalancingEngineAware scores each ready pod on what its model server reports (requests waiting
 // and running, KV-cache use), the proxy's own requests in flight to it, and how much of the
-// prompt's start it was sent (docs/router-balancing.md, E1-E8).
+// prompt's start it was sent (docs/router-balancing.md, E1-E9).
 const BalancingEngineAware BalancingPolicy = "EngineAware"
 
 // EngineScoring weighs the terms of EngineAware balancing. Each weight is relative to the others;
