@@ -73,7 +73,9 @@ const maxShare = 8
 
 // replicaShare is how many requests the engines count for each one this proxy had in flight at
 // their last reads (1 to maxShare): about the number of router replicas (and other clients)
-// sending to these pods alike.
+// sending to these pods alike. Only the pods this proxy had requests in flight to at their read
+// count: a pod saturated by others' traffic this proxy does not send to says nothing of how many
+// replicas share the pods it does send to.
 //
 // Note: E1 counts the requests this replica sent a pod since its last read as queued; the other
 // replicas, reading the same figures, send theirs to the same pod in the same interval and this
@@ -84,7 +86,7 @@ const maxShare = 8
 func replicaShare(cands []*Endpoint, staleAfter time.Duration, now time.Time) float64 {
 	var engines, own float64
 	for _, e := range cands {
-		if l := e.engine.Load(); l != nil && now.Sub(l.At) <= staleAfter {
+		if l := e.engine.Load(); l != nil && now.Sub(l.At) <= staleAfter && l.InFlightBefore > 0 {
 			engines += l.Waiting + l.Running
 			own += float64(l.InFlightBefore)
 		}

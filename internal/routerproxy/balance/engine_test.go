@@ -158,10 +158,11 @@ func TestEngineAwareWeighsThePromptWorkItSentNotOnlyTheRequestCount(t *testing.T
 	}
 }
 
-// the engines count about four requests for each one this replica had in flight at the read, so
-// four replicas send to these pods alike: each request this replica sends a pod after the read
-// counts as four in its queue, and a burst alternates instead of piling on the pod that looked
-// idlest (as it would if only this replica's sends counted).
+// the engines count three requests for each one this replica had in flight at the read (on the
+// pods it had requests in flight to), so about three replicas send to these pods alike: each
+// request this replica sends a pod after the read counts as three in its queue, and a burst
+// alternates instead of piling on the pod that looked idlest (as it would if only this
+// replica's sends counted).
 // Proves E8.
 func TestEngineAwareCountsUnseenSendsByThisReplicasShare(t *testing.T) {
 	p := pool(2)
@@ -181,7 +182,7 @@ func TestEngineAwareCountsUnseenSendsByThisReplicasShare(t *testing.T) {
 	want := []*Endpoint{idle, busy, idle, busy}
 	for i := range want {
 		if order[i] != want[i] {
-			t.Fatalf("pick %d went to the pod reporting %v, want alternation (idle, busy, idle, busy): each send counts 4 with 4 requests in the engines for 1 of ours",
+			t.Fatalf("pick %d went to the pod reporting %v, want alternation (idle, busy, idle, busy): each send counts 3 with 3 requests in the engine for 1 of ours",
 				i+1, map[*Endpoint]string{idle: "1 running", busy: "3 running"}[order[i]])
 		}
 	}
