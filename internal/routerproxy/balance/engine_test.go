@@ -210,3 +210,25 @@ func TestEngineAwarePrefixCountsOnlyWithinTheQueueBound(t *testing.T) {
 		t.Fatalf("past the bound (10 > 1.25 × 18/3 + 1 = 8.5) the holder still got %d of 100", got[holder])
 	}
 }
+
+// a pod saturated by traffic this replica does not send to does not inflate the share: a burst
+// between two reads still never reaches it while the others report short queues.
+// Proves E1, E8.
+func TestEngineAwareShareIgnoresAPodSaturatedByOthers(t *testing.T) {
+	p := pool(3)
+	now := time.Now()
+	saturated, b, c := p.Endpoints()[0], p.Endpoints()[1], p.Endpoints()[2]
+	b.Acquire() // one request of ours in flight at the read, to b only
+	saturated.SetEngineLoad(EngineLoad{Waiting: 40, Running: 8, At: now, SentBefore: saturated.Sent()})
+	b.SetEngineLoad(EngineLoad{Running: 1, At: now, SentBefore: b.Sent(), InFlightBefore: 1})
+	c.SetEngineLoad(EngineLoad{Running: 2, At: now, SentBefore: c.Sent()})
+	got := map[*Endpoint]int{}
+	for range 30 {
+		e := p.Pick(Request{Engine: testScoring}, now)
+		e.Acquire()
+		got[e]++
+	}
+	if got[saturated] != 0 {
+		t.Fatalf("the pod with 48 requests from others got %d of a burst of 30: %v", got[saturated], got)
+	}
+}
