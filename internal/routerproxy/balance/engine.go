@@ -113,7 +113,7 @@ const workScale = 8
 // Note: a 100k-token document's match weighs up to 4 times a short prompt's, enough to keep
 // sending documents, and the chats that share their pod's cached prefixes, to a pod whose queue
 // has grown far past the others'; the queue term alone does not stop it, being relative to the
-// longest queue. With the bound the documents' p99 fell from 103 ms to 59 ms in the benchmark
+// longest queue. With the bound the documents' p99 fell from 103 ms to 59-65 ms in the benchmark
 // (docs/benchmarks/balancing.md), the other rows within their spread.
 func (p *Pool) queueBound(vs []view) float64 {
 	c := p.LoadFactor
