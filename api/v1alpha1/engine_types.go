@@ -8,7 +8,7 @@ package v1alpha1
 
 // BalancingEngineAware scores each ready pod on what its model server reports (requests waiting
 // and running, KV-cache use), the proxy's own requests in flight to it, and how much of the
-// prompt's start it was sent (docs/router-balancing.md, E1-E6).
+// prompt's start it was sent (docs/router-balancing.md, E1-E9).
 const BalancingEngineAware BalancingPolicy = "EngineAware"
 
 // EngineScoring weighs the terms of EngineAware balancing. Each weight is relative to the others;
@@ -16,7 +16,7 @@ const BalancingEngineAware BalancingPolicy = "EngineAware"
 // (docs/benchmarks/balancing.md).
 // +kubebuilder:validation:XValidation:rule="!(has(self.queueWeight) && has(self.kvCacheWeight) && has(self.inFlightWeight) && has(self.prefixWeight)) || self.queueWeight + self.kvCacheWeight + self.inFlightWeight + self.prefixWeight > 0",message="spec.proxy.engineScoring: at least one of queueWeight, kvCacheWeight, inFlightWeight and prefixWeight must be above 0"
 type EngineScoring struct {
-	// queueWeight weighs the requests waiting and running in the pod's engine, relative to the busiest pod: load from every router replica and every other client. 0 to 100.
+	// queueWeight weighs the requests waiting and running in the pod's engine, relative to the busiest pod (load from every router replica and every other client), and the prompt blocks this router replica sent the pod and has had no first token for (an engine's queue counts requests, not their prefill). 0 to 100.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100

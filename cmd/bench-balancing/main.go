@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,6 +50,9 @@ func main() {
 	simDuration := flag.Duration("sim-d", 5*time.Second, "Engine simulation: virtual seconds of arrivals per round.")
 	simRate := flag.Float64("sim-rate", 600, "Engine simulation: arrivals per second (the pods' capacity is about 800 short requests a second).")
 	simOnly := flag.Bool("sim-only", false, "Run the engine simulation only (no wall-clock scenarios).")
+	simPolicies := flag.String("sim-policies", "", "Engine simulation: the policies to compare, comma-separated names as in the report (all when empty).")
+	simScenario := flag.String("sim-scenario", "", "Engine simulation: run only the scenarios whose name contains this.")
+	flag.IntVar(&so.Rounds, "sim-rounds", 10, "Engine simulation: rounds (seeds 1..n) of each policy; the median round by p99 is reported, every round's p99 is the spread.")
 	out := flag.String("out", "docs/benchmarks", "Folder for balancing.md; empty writes nothing.")
 	flag.Parse()
 
@@ -74,12 +78,18 @@ func main() {
 		}
 		results = append(results, r)
 	}
-	so.Pods, so.Slots, so.Prefill, so.Decode, so.LoadFactor, so.Rounds = o.Pods, o.Slots, o.Prefill, o.Hit, o.LoadFactor, o.Rounds
+	so.Pods, so.Slots, so.Prefill, so.Decode, so.LoadFactor = o.Pods, o.Slots, o.Prefill, o.Hit, o.LoadFactor
 	so.Scoring = benchbalance.DefaultScoring()
+	for _, p := range strings.Split(*simPolicies, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			so.Policies = append(so.Policies, benchbalance.Policy(p))
+		}
+	}
 	simO := o
 	simO.Rate = *simRate
 	simScenarios, simBase := benchbalance.SimScenarios(simO, *simDuration)
 	var simResults [][]benchbalance.SimResult
+	simScenarios = slices.DeleteFunc(simScenarios, func(sc benchbalance.SimScenario) bool { return !strings.Contains(sc.Name, *simScenario) })
 	for _, sc := range simScenarios {
 		fmt.Fprintf(os.Stderr, "simulation %s\n", sc.Name)
 		simResults = append(simResults, benchbalance.RunSim(so, sc))

@@ -136,7 +136,9 @@ type outcome struct {
 	timer   *time.Timer
 	cancel  context.CancelCauseFunc
 	release func()
-	ended   bool
+	// firstByte ends the pod's count of the prompt's prefill (first token seen).
+	firstByte func()
+	ended     bool
 }
 
 // end closes the response, draining a bounded amount of it first so that its connection goes
@@ -163,8 +165,10 @@ const (
 	drainTimeout = 2 * time.Second
 )
 
-// attempt sends req to b (to pod when not nil) and waits for the response headers.
-func (p *Proxy) attempt(x *exchange, req *upstreamRequest, b *backend, pod *balance.Endpoint) *outcome {
+// attempt sends req to b (to pod when not nil) and waits for the response headers. work is the
+// prompt's blocks the pod was not sent before: they count against it until its first byte
+// (balance.StartPrefill).
+func (p *Proxy) attempt(x *exchange, req *upstreamRequest, b *backend, pod *balance.Endpoint, work int) *outcome {
 	x.attempts++
 	ctx, cancel := context.WithCancelCause(req.r.Context())
 	o := &outcome{ctx: ctx, cancel: cancel, release: func() {}}
@@ -173,7 +177,9 @@ func (p *Proxy) attempt(x *exchange, req *upstreamRequest, b *backend, pod *bala
 	if pod != nil {
 		u.Host = pod.Addr
 		pod.Acquire() // released when the response, a stream included, has ended
-		o.release = pod.Release
+		prefill := pod.StartPrefill(work)
+		o.release = func() { prefill.Done(); pod.Release() }
+		o.firstByte = prefill.Done
 	}
 	inFlight := p.metrics.inFlight.WithLabelValues(b.name)
 	inFlight.Inc()
@@ -215,6 +221,9 @@ func (p *Proxy) attempt(x *exchange, req *upstreamRequest, b *backend, pod *bala
 		o.failure, o.resp = status5xx, resp
 	default:
 		o.failure, o.resp = answered, resp
+	}
+	if o.resp != nil && o.firstByte != nil {
+		o.resp.Body = &firstByteReader{ReadCloser: o.resp.Body, first: o.firstByte}
 	}
 	return o
 }

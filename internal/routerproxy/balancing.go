@@ -192,7 +192,7 @@ func (p *Proxy) tryBackend(w http.ResponseWriter, x *exchange, req *upstreamRequ
 		pool, policy, scoring = s.pools[b.name], s.policy, s.scoring
 	}
 	if pool == nil || pool.Len() == 0 {
-		return p.settle(w, x, req, b, nil, p.attempt(x, req, b, nil), last, false) == done
+		return p.settle(w, x, req, b, nil, p.attempt(x, req, b, nil, 0), last, false) == done
 	}
 	var pr balance.Request
 	if policy == routingv1.BalancingPrefixAffinity || policy == routingv1.BalancingEngineAware {
@@ -218,7 +218,7 @@ func (p *Proxy) tryBackend(w http.ResponseWriter, x *exchange, req *upstreamRequ
 		}
 		pr.Tried = append(pr.Tried, pod)
 		morePods := try < maxTries-1 && pool.Remaining(pr, now) > 0
-		switch p.settle(w, x, req, b, pod, p.attempt(x, req, b, pod), last, morePods) {
+		switch p.settle(w, x, req, b, pod, p.attempt(x, req, b, pod, len(pr.Blocks)-matched), last, morePods) {
 		case done:
 			return true
 		case nextBackend:
@@ -229,7 +229,7 @@ func (p *Proxy) tryBackend(w http.ResponseWriter, x *exchange, req *upstreamRequ
 	if last {
 		// The pods ran out between two picks (the watch removed them): the request's last
 		// option is then the Service, which always gets an answer written.
-		return p.settle(w, x, req, b, nil, p.attempt(x, req, b, nil), true, false) == done
+		return p.settle(w, x, req, b, nil, p.attempt(x, req, b, nil, 0), true, false) == done
 	}
 	return false
 }

@@ -34,20 +34,24 @@ func SimMarkdown(o SimOptions, base Options, scenarios []SimScenario, results []
 		base.Rate, base.Duration, max(o.Rounds, 1), max(o.Rounds, 1), base.Prefixes, base.PromptBlocks, base.ZipfS, base.Users, base.SystemPrompts, base.SystemBytes, base.Turns)
 	for i, sc := range scenarios {
 		fmt.Fprintf(&b, "### %s\n\n", sc.Name)
-		b.WriteString("| policy | requests | throughput (req/s) | p50 TTFT | p99 TTFT | p99 of each round | cache-hit ratio | preemptions | requests per pod |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+		b.WriteString("| policy | requests | throughput (req/s) | p50 TTFT | p99 TTFT | p99 of each round | cache-hit ratio | preemptions | requests per pod | p99 tail: requests (long prompts), mean wait and prefill, by pod |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 		for _, r := range results[i] {
 			var rounds []string
 			for _, p := range r.P99s {
 				rounds = append(rounds, fmt.Sprintf("%.0f", float64(p)/float64(time.Millisecond)))
 			}
-			fmt.Fprintf(&b, "| %s | %d | %.0f | %s | %s | %s | %.2f | %d | %v |\n", r.Policy, r.Requests, r.Throughput, ms(r.P50), ms(r.P99), strings.Join(rounds, " / "), r.HitRatio, r.Preemptions, r.PerPod)
+			fmt.Fprintf(&b, "| %s | %d | %.0f | %s | %s | %s | %.2f | %d | %v | %s |\n", r.Policy, r.Requests, r.Throughput, ms(r.P50), ms(r.P99), strings.Join(rounds, " / "), r.HitRatio, r.Preemptions, r.PerPod, r.Tail)
 		}
 		b.WriteString("\n")
 		by := map[Policy]SimResult{}
 		for _, r := range results[i] {
 			by[r.Policy] = r
 		}
-		ea, lr := by[EngineAware], by[LeastRequest]
+		ea, okEA := by[EngineAware]
+		lr, okLR := by[LeastRequest]
+		if !okEA || !okLR {
+			continue
+		}
 		best := lr
 		for _, r := range results[i] {
 			if r.Policy != EngineAware && r.P99 < best.P99 {

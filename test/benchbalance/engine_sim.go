@@ -47,6 +47,8 @@ type SimOptions struct {
 	LoadFactor float64
 	// Rounds: each policy runs once per seed 1..Rounds (other arrivals, same for every policy).
 	Rounds int
+	// Policies are those compared, in report order; EnginePolicies when empty.
+	Policies []Policy
 }
 
 // SimScenario is one workload on the pods through Replicas router replicas.
@@ -71,21 +73,26 @@ type SimResult struct {
 	Preemptions int
 	PerPod      []int
 	P99s        []time.Duration
+	// Tail is where the requests at and above the p99 spent their time to first token.
+	Tail Tail
 }
 
 // job is one request in the simulation.
 type job struct {
-	req        *request
-	arrived    time.Duration
-	ep         *balance.Endpoint
-	pod        *enginePod
-	gen        int // bumped at each admission and preemption: older events are void
-	scheduled  int
-	prefill    time.Duration
-	pinned     []uint64
-	preempted  bool
-	firstToken time.Duration
-	done       bool
+	req       *request
+	arrived   time.Duration
+	ep        *balance.Endpoint
+	pod       *enginePod
+	gen       int // bumped at each admission and preemption: older events are void
+	scheduled int
+	prefill   time.Duration
+	// prefillCount is the prompt work the router counts against the pod until the first token.
+	prefillCount *balance.Prefill
+	admitted     time.Duration // when the admission that led to its first token happened
+	pinned       []uint64
+	preempted    bool
+	firstToken   time.Duration
+	done         bool
 }
 
 type event struct {
@@ -124,8 +131,12 @@ func (e *events) Pop() any {
 
 // RunSim runs every policy on sc, Rounds times (seeds 1..Rounds).
 func RunSim(o SimOptions, sc SimScenario) []SimResult {
-	out := make([]SimResult, len(EnginePolicies))
-	for i, pol := range EnginePolicies {
+	pols := o.Policies
+	if len(pols) == 0 {
+		pols = EnginePolicies
+	}
+	out := make([]SimResult, len(pols))
+	for i, pol := range pols {
 		var rounds []SimResult
 		for seed := range uint64(max(o.Rounds, 1)) {
 			rounds = append(rounds, simOne(o, sc, pol, sc.Workload(seed+1), seed+1))
@@ -190,6 +201,7 @@ func simOne(o SimOptions, sc SimScenario, pol Policy, reqs []request, seed uint6
 			if j.scheduled != j.gen {
 				j.scheduled = j.gen
 				if j.firstToken == 0 {
+					j.admitted = now
 					push(&event{at: now + j.prefill, kind: evFirstToken, j: j, gen: j.gen})
 				}
 				push(&event{at: now + j.prefill + o.Decode, kind: evFinish, j: j, gen: j.gen})
@@ -197,6 +209,7 @@ func simOne(o SimOptions, sc SimScenario, pol Policy, reqs []request, seed uint6
 		}
 	}
 	var ttft []time.Duration
+	var firsts []*job
 	var last time.Duration
 	remaining := len(reqs)
 	for q.Len() > 0 && (remaining > 0 || pol != EngineAware || q.Len() > replicas) {
@@ -222,8 +235,10 @@ func simOne(o SimOptions, sc SimScenario, pol Policy, reqs []request, seed uint6
 				rt.pool.Remember(ep, j.req.blocks)
 			case EngineAware:
 				s := o.Scoring
-				ep = rt.pool.Pick(balance.Request{Blocks: j.req.blocks, Engine: &s}, base.Add(now))
+				var matched int
+				ep, matched = rt.pool.Choose(balance.Request{Blocks: j.req.blocks, Engine: &s}, base.Add(now))
 				rt.pool.Remember(ep, j.req.blocks)
+				j.prefillCount = ep.StartPrefill(len(j.req.blocks) - matched)
 			}
 			ep.Acquire()
 			j.ep, j.pod = ep, rt.byEp[ep]
@@ -232,7 +247,9 @@ func simOne(o SimOptions, sc SimScenario, pol Policy, reqs []request, seed uint6
 		case evFirstToken:
 			if e.gen == e.j.gen && e.j.firstToken == 0 {
 				e.j.firstToken = now
+				e.j.prefillCount.Done()
 				ttft = append(ttft, now-e.j.arrived)
+				firsts = append(firsts, e.j)
 				e.j.pod.grow(e.j)
 				schedule(e.j.pod, now)
 			}
@@ -254,7 +271,7 @@ func simOne(o SimOptions, sc SimScenario, pol Policy, reqs []request, seed uint6
 				if err != nil {
 					panic(err)
 				}
-				l.At, l.SentBefore = base.Add(now), ep.Sent()
+				l.At, l.SentBefore, l.InFlightBefore = base.Add(now), ep.Sent(), ep.Outstanding()
 				ep.SetEngineLoad(l)
 			}
 			if remaining > 0 {
@@ -274,5 +291,6 @@ func simOne(o SimOptions, sc SimScenario, pol Policy, reqs []request, seed uint6
 		res.PerPod = append(res.PerPod, p.served)
 	}
 	res.HitRatio = float64(cached) / float64(max(blocks, 1))
+	res.Tail = tailOf(firsts, res.P99, pods, o.Scoring.LongPrompt)
 	return res
 }

@@ -13,7 +13,7 @@ import (
 
 // BalancingEngineAware scores each ready pod on what its model server reports (requests waiting
 // and running, KV-cache use), this proxy's requests in flight to it, and the prefix match of the
-// request's prompt (docs/router-balancing.md, E1-E6).
+// request's prompt (docs/router-balancing.md, E1-E9).
 const BalancingEngineAware = "EngineAware"
 
 // EngineScoring is what the proxy needs to score pods on their engines' metrics: how often and

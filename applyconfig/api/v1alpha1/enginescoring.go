@@ -15,7 +15,7 @@ package v1alpha1
 // 0 turns its term off. An unset weight takes the default the benchmark chose
 // (docs/benchmarks/balancing.md).
 type EngineScoringApplyConfiguration struct {
-	// queueWeight weighs the requests waiting and running in the pod's engine, relative to the busiest pod: load from every router replica and every other client. 0 to 100.
+	// queueWeight weighs the requests waiting and running in the pod's engine, relative to the busiest pod (load from every router replica and every other client), and the prompt blocks this router replica sent the pod and has had no first token for (an engine's queue counts requests, not their prefill). 0 to 100.
 	QueueWeight *int32 `json:"queueWeight,omitempty"`
 	// kvCacheWeight weighs how full the pod's KV cache is (0 to 1). 0 to 100.
 	KVCacheWeight *int32 `json:"kvCacheWeight,omitempty"`

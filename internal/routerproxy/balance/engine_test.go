@@ -131,3 +131,104 @@ func TestEngineAwareWeighsThePrefixAgainstTheQueue(t *testing.T) {
 		t.Fatalf("the prefix holder with 30 waiting still got %d of 100", got[holder])
 	}
 }
+
+// the engines' queues count requests, not their work: at equal reported queues and equal
+// requests in flight, the pod this replica sent a long prompt it has had no first token for is
+// not given the next request; once that first token comes, both pods are chosen again.
+// Proves E7.
+func TestEngineAwareWeighsThePromptWorkItSentNotOnlyTheRequestCount(t *testing.T) {
+	p := pool(2)
+	now := time.Now()
+	long, short := p.Endpoints()[0], p.Endpoints()[1]
+	long.Acquire()
+	short.Acquire()
+	prefill := long.StartPrefill(512) // a 16k-token prompt
+	short.StartPrefill(2)
+	report(p, now, EngineLoad{Running: 3}, EngineLoad{Running: 3})
+	if got := picks(p, Request{Engine: testScoring}, now, 200); got[long] != 0 {
+		t.Fatalf("the pod still prefilling a 512-block prompt got %d of 200 picks at the same queue", got[long])
+	}
+	prefill.Done()
+	prefill.Done() // at most once
+	if long.Prefilling() != 0 {
+		t.Fatalf("pending work %d after the first token", long.Prefilling())
+	}
+	if got := picks(p, Request{Engine: testScoring}, now, 200); got[long] == 0 {
+		t.Fatal("the pod whose prompt had its first token is still avoided")
+	}
+}
+
+// the engines count three requests for each one this replica had in flight at the read (on the
+// pods it had requests in flight to), so about three replicas send to these pods alike: each
+// request this replica sends a pod after the read counts as three in its queue, and a burst
+// alternates instead of piling on the pod that looked idlest (as it would if only this
+// replica's sends counted).
+// Proves E8.
+func TestEngineAwareCountsUnseenSendsByThisReplicasShare(t *testing.T) {
+	p := pool(2)
+	now := time.Now()
+	idle, busy := p.Endpoints()[0], p.Endpoints()[1]
+	busy.Acquire()
+	idle.SetEngineLoad(EngineLoad{Running: 1, At: now, SentBefore: idle.Sent()})
+	busy.SetEngineLoad(EngineLoad{Running: 3, At: now, SentBefore: busy.Sent(), InFlightBefore: 1})
+	queueOnly := *testScoring
+	queueOnly.InFlight, queueOnly.KVCache = 0, 0
+	var order []*Endpoint
+	for range 4 {
+		e := p.Pick(Request{Engine: &queueOnly}, now)
+		e.Acquire()
+		order = append(order, e)
+	}
+	want := []*Endpoint{idle, busy, idle, busy}
+	for i := range want {
+		if order[i] != want[i] {
+			t.Fatalf("pick %d went to the pod reporting %v, want alternation (idle, busy, idle, busy): each send counts 3 with 3 requests in the engine for 1 of ours",
+				i+1, map[*Endpoint]string{idle: "1 running", busy: "3 running"}[order[i]])
+		}
+	}
+}
+
+// a long prompt's prefix match weighs up to four times a short one's, yet it counts only while
+// the pod's queue is within the load bound (c × the mean queue + 1): past it, the prompt goes
+// to a pod with a short queue and is prefilled there, rather than queueing behind the holder's.
+// Proves E9.
+func TestEngineAwarePrefixCountsOnlyWithinTheQueueBound(t *testing.T) {
+	p := pool(3)
+	now := time.Now()
+	long := make([]uint64, 16) // 4 LongPrompt blocks of testScoring: the match weighs 4 times
+	for i := range long {
+		long[i] = uint64(100 + i)
+	}
+	holder := p.Endpoints()[0]
+	p.Remember(holder, long)
+	report(p, now, EngineLoad{Running: 7}, EngineLoad{Running: 4}, EngineLoad{Running: 4})
+	if got := picks(p, Request{Engine: testScoring, Blocks: long}, now, 100); got[holder] != 100 {
+		t.Fatalf("within the bound (7 <= 1.25 × 15/3 + 1 = 7.25) the holder of the prompt got %d of 100", got[holder])
+	}
+	report(p, now, EngineLoad{Running: 10}, EngineLoad{Running: 4}, EngineLoad{Running: 4})
+	if got := picks(p, Request{Engine: testScoring, Blocks: long}, now, 100); got[holder] != 0 {
+		t.Fatalf("past the bound (10 > 1.25 × 18/3 + 1 = 8.5) the holder still got %d of 100", got[holder])
+	}
+}
+
+// a pod saturated by traffic this replica does not send to does not inflate the share: a burst
+// between two reads still never reaches it while the others report short queues.
+// Proves E1, E8.
+func TestEngineAwareShareIgnoresAPodSaturatedByOthers(t *testing.T) {
+	p := pool(3)
+	now := time.Now()
+	saturated, b, c := p.Endpoints()[0], p.Endpoints()[1], p.Endpoints()[2]
+	b.Acquire() // one request of ours in flight at the read, to b only
+	saturated.SetEngineLoad(EngineLoad{Waiting: 40, Running: 8, At: now, SentBefore: saturated.Sent()})
+	b.SetEngineLoad(EngineLoad{Running: 1, At: now, SentBefore: b.Sent(), InFlightBefore: 1})
+	c.SetEngineLoad(EngineLoad{Running: 2, At: now, SentBefore: c.Sent()})
+	got := map[*Endpoint]int{}
+	for range 30 {
+		e := p.Pick(Request{Engine: testScoring}, now)
+		e.Acquire()
+		got[e]++
+	}
+	if got[saturated] != 0 {
+		t.Fatalf("the pod with 48 requests from others got %d of a burst of 30: %v", got[saturated], got)
+	}
+}

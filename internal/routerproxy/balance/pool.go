@@ -27,6 +27,9 @@ type Endpoint struct {
 	// (engine-aware scoring, engine.go).
 	engine atomic.Pointer[EngineLoad]
 	sent64 atomic.Int64
+	// prefill are the prompt blocks of the requests the proxy sent e that have not had their
+	// first token (prefill.go).
+	prefill atomic.Int64
 }
 
 // Health is e's run of failures and its ejection.

@@ -112,13 +112,13 @@ func (s *Scraper) read(ctx context.Context, t Target, ep *balance.Endpoint, time
 		delete(s.reading, ep)
 		s.mu.Unlock()
 	}()
-	at, mark := time.Now(), ep.Sent()
+	at, mark, inFlight := time.Now(), ep.Sent(), ep.Outstanding()
 	l, err := Read(ctx, s.Client, URL(ep.Addr, *t.Metrics), *t.Metrics, timeout, maxBody)
 	if err != nil {
 		s.failed.WithLabelValues(t.Backend).Inc()
 		return
 	}
-	l.At, l.SentBefore = at, mark
+	l.At, l.SentBefore, l.InFlightBefore = at, mark, inFlight
 	ep.SetEngineLoad(l)
 }
 
