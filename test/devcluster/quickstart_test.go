@@ -36,11 +36,13 @@ var _ = Describe("the docs, run as written against the cluster of make run", Ord
 		// A reader's checkout, as far as the quick start touches it: the samples it edits, and the
 		// kubeconfig `make run` writes to .dev/kubeconfig.
 		dir := GinkgoT().TempDir()
-		samples, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", "*.yaml"))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(samples).NotTo(BeEmpty())
-		for _, f := range samples {
-			copyFile(f, filepath.Join(dir, "config", "samples", filepath.Base(f)))
+		for _, sub := range []string{".", "local"} {
+			samples, err := filepath.Glob(filepath.Join(testenv.RepoRoot(), "config", "samples", sub, "*.yaml"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(samples).NotTo(BeEmpty())
+			for _, f := range samples {
+				copyFile(f, filepath.Join(dir, "config", "samples", sub, filepath.Base(f)))
+			}
 		}
 		copyFile(cluster.Kubeconfig, filepath.Join(dir, ".dev", "kubeconfig"))
 
