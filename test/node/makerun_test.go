@@ -53,17 +53,27 @@ func TestMakeRunServesTheQuickStartOnARealNode(t *testing.T) {
 	if err := os.RemoveAll(images); err != nil {
 		t.Fatal(err)
 	}
-	run := startMakeRun(t, root)
-
-	// N9: the one line that says which nodes the cluster has.
-	nodes := run.waitFor(t, "Node", makeRunUpTimeout)
-	up := time.Since(run.started)
-	t.Logf("make run: %q after %s", strings.TrimSpace(nodes), up.Round(time.Millisecond))
-	if !strings.Contains(nodes, "Node: "+devcluster.LocalNodeName+", a real node on this machine") {
-		t.Fatalf("make run did not start the real node on a machine that can run containers: %q", nodes)
-	}
+	// N11: a make run killed outright (SIGKILL to its process group: no Stop runs) leaves its node
+	// and its control plane behind; the next make run removes them before it starts its own.
+	crashed := startMakeRun(t, root)
+	crashed.waitUp(t)
 	if _, err := os.Stat(filepath.Join(images, "router-proxy", "index.json")); err != nil {
 		t.Fatalf("make run did not build the images it lacked: %v", err)
+	}
+	crashedProcs := crashed.descendants()
+	crashed.kill(t)
+	left := node.Leftovers(devcluster.LocalNodeName, devcluster.LocalNodeStateDir)
+	t.Logf("left by the killed make run: %v", left)
+	if len(left) == 0 {
+		t.Fatal("the killed make run left nothing: the crash proves nothing")
+	}
+
+	run := startMakeRun(t, root)
+	up := run.waitUp(t)
+	for pid, cmdline := range crashedProcs {
+		if alive(pid, cmdline) {
+			t.Errorf("the killed make run's process still runs after the next one started: pid %d %s", pid, cmdline)
+		}
 	}
 
 	// N10: the README's quick start, as written, in a reader's checkout.
@@ -139,6 +149,32 @@ func TestMakeRunServesTheQuickStartOnARealNode(t *testing.T) {
 	}
 	if left := node.Leftovers(devcluster.LocalNodeName, devcluster.LocalNodeStateDir); len(left) > 0 {
 		t.Errorf("make run's node left, after Ctrl-C: %v", left)
+	}
+}
+
+// waitUp waits for the line that says which nodes make run's cluster has (N9), checks that it
+// names the real node, and returns how long make run took to print it.
+func (r *makeRun) waitUp(t *testing.T) time.Duration {
+	t.Helper()
+	nodes := r.waitFor(t, "Node", makeRunUpTimeout)
+	up := time.Since(r.started)
+	t.Logf("make run: %q after %s", strings.TrimSpace(nodes), up.Round(time.Millisecond))
+	if !strings.Contains(nodes, "Node: "+devcluster.LocalNodeName+", a real node on this machine") {
+		t.Fatalf("make run did not start the real node on a machine that can run containers: %q", nodes)
+	}
+	return up
+}
+
+// kill ends make run's process group with SIGKILL, as a crash or a killed terminal would.
+func (r *makeRun) kill(t *testing.T) {
+	t.Helper()
+	if err := syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.exited:
+	case <-time.After(makeRunStopTimeout):
+		t.Fatalf("make run did not end within %s of SIGKILL", makeRunStopTimeout)
 	}
 }
 
