@@ -237,11 +237,18 @@ func startMakeRun(t *testing.T, root string) *makeRun {
 		close(r.exited)
 	}()
 	t.Cleanup(func() {
+		// A run the test did not stop itself is stopped as a user would (Ctrl-C), so that it
+		// cleans up; SIGKILL only past the deadline.
 		select {
 		case <-r.exited:
 		default:
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-r.exited
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+			select {
+			case <-r.exited:
+			case <-time.After(makeRunStopTimeout):
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-r.exited
+			}
 		}
 		if t.Failed() {
 			t.Logf("make run printed:\n%s", r.output())
