@@ -153,6 +153,13 @@ bench-fair: envtest-bin ## Operator process against the unthrottled floor and th
 	go build -o bin/llmkube-operator ./cmd/operator
 	go run ./cmd/bench -fair -operator-binary bin/llmkube-operator $(BENCH_FAIR_ARGS)
 
+# make run with its real node (docs/real-node.md, what it costs): cold, from a cache without the
+# node's binaries and with no images, then warm. Root; holds the machine's real-node lock.
+.PHONY: bench-run
+bench-run: envtest-bin ## make run with the real node, cold then warm: seconds to the node and to the first Ready pod of the quick start, the node's memory.
+	flock /tmp/llmkube-node.lock bash hack/measure-run.sh cold
+	flock /tmp/llmkube-node.lock bash hack/measure-run.sh warm
+
 PROXY_BENCH_ARGS ?= -c 64 -d 5s -r 3 -ttfb 500 -streams 1000 -out docs/benchmarks
 
 .PHONY: bench-proxy
