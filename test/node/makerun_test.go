@@ -81,14 +81,16 @@ func TestMakeRunServesTheQuickStartOnARealNode(t *testing.T) {
 	for _, f := range []string{"config/samples/local/inferenceservice.yaml", "config/samples/inference_v1alpha1_modelrouter.yaml", ".dev/kubeconfig"} {
 		copyInto(t, filepath.Join(root, f), filepath.Join(dir, f))
 	}
-	var blocks []docblocks.Block
-	for _, id := range []string{"quickstart", "quickstart-request"} {
-		b, err := docblocks.Runnable(filepath.Join(root, "README.md"), id)
-		if err != nil || len(b) == 0 {
-			t.Fatalf("README.md's %q blocks: %v (found %d)", id, err, len(b))
-		}
-		blocks = append(blocks, b...)
+	readme := filepath.Join(root, "README.md")
+	quickstart, err := docblocks.Runnable(readme, "quickstart")
+	if err != nil {
+		t.Fatal(err)
 	}
+	request, err := docblocks.Runnable(readme, "quickstart-request")
+	if err != nil || len(request) == 0 || len(quickstart) == 0 {
+		t.Fatalf("README.md's quick start: %v (%d blocks, %d of the request)", err, len(quickstart), len(request))
+	}
+	blocks := append(quickstart, request...)
 	outs, err := docblocks.Run(dir, blocks)
 	if err != nil {
 		t.Fatal(err)
