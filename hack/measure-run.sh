@@ -31,13 +31,14 @@ pgid=$!
 stop() { kill -INT -- "-$pgid" 2>/dev/null || true; wait "$pgid" || true; }
 trap 'stop; rm -rf "$work"' EXIT
 deadline=$((SECONDS + 1800))
-until grep -q '^  Nodes\?:' "$log"; do
+until grep -qs '^  Nodes\?:' "$log"; do
   kill -0 "$pgid" 2>/dev/null || { cat "$log"; exit 1; }
   (( SECONDS < deadline )) || { echo "make run did not come up"; exit 1; }
   sleep 0.5
 done
 up=$(date +%s.%N)
-grep '^  Nodes\?:' "$log"
+# What make run built on the way (node-bin prints its build time, the images their digests).
+grep -E '^==> |^    missing:|^oci:build/images|^  Nodes?:' "$log" || true
 export KUBECONFIG=$root/.dev/kubeconfig
 kubectl apply --server-side -f config/samples/local/ -f config/samples/inference_v1alpha1_modelrouter.yaml >/dev/null
 until [[ -n "$(kubectl get pods -o name)" ]]; do (( SECONDS < deadline )) || exit 1; sleep 0.5; done
