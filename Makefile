@@ -95,12 +95,22 @@ plugin: ## Install the kubectl plugin (kubectl llmkube) and its completion helpe
 	install -m 0755 plugins/kubectl_complete-llmkube $(PLUGIN_BIN)/kubectl_complete-llmkube
 	@echo "installed $(PLUGIN_BIN)/kubectl-llmkube; try: kubectl llmkube --help"
 
+# Which nodes `make run`'s embedded cluster has: auto (a real node where this machine can run
+# containers, else KWOK's fake GPU nodes) or kwok.
+DEV_NODE ?= auto
+RUN_ARGS = --dev-control-plane=auto --dev-node=$(DEV_NODE) --zap-encoder=console
+
 .PHONY: run
-run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one, else on an embedded cluster with fake GPU nodes whose state is in memory and gone at exit; apply config/samples yourself.
+run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one, else on an embedded cluster (a real node where this machine can run containers, else KWOK's fake GPU nodes) whose state is in memory and gone at exit; apply the samples yourself.
 	@# Built, then run: under `go run`, Ctrl-C made go itself exit 1 after the operator had shut
 	@# down cleanly, and make reported "Error 1". Logs in the console format, for a terminal.
 	go build -o bin/llmkube-operator-dev ./cmd/operator
-	bin/llmkube-operator-dev --dev-control-plane=auto --zap-encoder=console
+	@# The operator decides whether its cluster gets a real node; when it would, the node's
+	@# binaries and the images are built first (each only when missing or stale). A build that
+	@# fails leaves them missing, and the operator then says so on one line and starts KWOK's nodes.
+	@if bin/llmkube-operator-dev $(RUN_ARGS) --dev-node-preflight; then \
+		$(MAKE) --no-print-directory node-bin local-images || echo "building the real node failed (above): the cluster gets KWOK's fake nodes"; fi
+	bin/llmkube-operator-dev $(RUN_ARGS)
 
 ##@ Test
 
@@ -112,8 +122,7 @@ test: envtest-bin ## The whole suite: unit tests and the integration suite again
 # The end-to-end suite on a real node (docs/real-node.md): needs root and Debian's runc, iptables
 # and conntrack (.ci/run installs them); builds the node and the linux/amd64 images first.
 .PHONY: test-node
-test-node: node-bin ## End-to-end on a real node: helm install, the samples on simulator pods, the OpenAI client through the router.
-	$(MAKE) images BASE_IMAGE=local PLATFORMS=linux/amd64
+test-node: node-bin local-images ## End-to-end on a real node: helm install, the samples on simulator pods, the OpenAI client through the router, make run with its real node.
 	LLMKUBE_NODE_E2E=1 go test ./test/node/ -count=1 -v -timeout 20m
 
 # A module of its own (test/monitoring/go.mod): the Prometheus rule loader and PromQL parser it
@@ -143,6 +152,13 @@ BENCH_FAIR_ARGS ?= -n 1000 -repeat 2 -profile-n 0 -apiserver-profile -out docs/b
 bench-fair: envtest-bin ## Operator process against the unthrottled floor and the floor beside its idle informers, each phase on a fresh control plane, order alternating; writes fair.md and fair.json.
 	go build -o bin/llmkube-operator ./cmd/operator
 	go run ./cmd/bench -fair -operator-binary bin/llmkube-operator $(BENCH_FAIR_ARGS)
+
+# make run with its real node (docs/real-node.md, what it costs): cold, from a cache without the
+# node's binaries and with no images, then warm. Root; holds the machine's real-node lock.
+.PHONY: bench-run
+bench-run: envtest-bin ## make run with the real node, cold then warm: seconds to the node and to the first Ready pod of the quick start, the node's memory.
+	flock /tmp/llmkube-node.lock bash hack/measure-run.sh cold
+	flock /tmp/llmkube-node.lock bash hack/measure-run.sh warm
 
 PROXY_BENCH_ARGS ?= -c 64 -d 5s -r 3 -ttfb 500 -streams 1000 -out docs/benchmarks
 
@@ -222,6 +238,7 @@ IMAGE_BASE = $(if $(filter local,$(BASE_IMAGE)),oci:$(BUILD_DIR)/base,$(BASE_IMA
 
 .PHONY: images
 images: $(if $(filter local,$(BASE_IMAGE)),base) ## operator, router-proxy, model-simulator and pause images for PLATFORMS; pushed to REGISTRY, else OCI layouts in BUILD_DIR/images.
+	@rm -f $(LOCAL_IMAGES_STAMP)
 	@for p in $(PLATFORMS); do d=$(BUILD_DIR)/bin/$${p/\//_}; echo "go build $$p"; \
 		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -tags nodevplane -o $$d/llmkube-operator ./cmd/operator; \
 		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(RELEASE_GOFLAGS) -o $$d/router-proxy ./cmd/router-proxy; \
@@ -232,6 +249,16 @@ images: $(if $(filter local,$(BASE_IMAGE)),base) ## operator, router-proxy, mode
 		if [ -n "$(REGISTRY)" ]; then dest="-push $(REGISTRY)/$$repo:$(VERSION)"; else dest="-out $(BUILD_DIR)/images/$$repo -tag $(VERSION)"; fi; \
 		$(RELEASE_TOOL) image -base $(IMAGE_BASE) -binary $$bin $$bins $(IMAGE_LABELS) -created $(SOURCE_DATE_EPOCH) \
 			$$dest -digest-file $(BUILD_DIR)/images/$$repo.digest; done
+
+# The linux/amd64 images on the local base that a real node loads (make run, make test-node),
+# rebuilt when a Go file, go.mod or the Makefile changed since the last build; `make images` of any
+# other kind removes the stamp.
+LOCAL_IMAGES_STAMP := $(BUILD_DIR)/images/.local-linux-amd64
+.PHONY: local-images
+local-images: $(LOCAL_IMAGES_STAMP)
+$(LOCAL_IMAGES_STAMP): $(shell git ls-files '*.go' go.mod go.sum Makefile 2>/dev/null)
+	$(MAKE) --no-print-directory images BASE_IMAGE=local PLATFORMS=linux/amd64
+	@touch $@
 
 .PHONY: chart
 chart: ## Package the chart (version and appVersion from version) into BUILD_DIR/chart; push it to oci://REGISTRY/charts when REGISTRY is set.

@@ -11,7 +11,6 @@ package main
 import (
 	"context"
 
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/llmkube/operator/internal/devcluster"
@@ -29,12 +28,16 @@ func (devPlane) available() bool { return true }
 
 func (devPlane) shouldStart() bool { return devcluster.ShouldStart() }
 
-func (devPlane) start(crdDir, kubeconfig string) (*rest.Config, func() error, error) {
-	cluster, err := devcluster.Start(crdDir, kubeconfig)
+// nodeFits says whether this machine can run the real node, so that `make run` builds its
+// binaries and images before it starts the operator (--dev-node-preflight).
+func (devPlane) nodeFits() error { return devcluster.CanRunContainers() }
+
+func (devPlane) start(crdDir, kubeconfig, imagesDir string, kwokOnly bool) (localCluster, error) {
+	cluster, nodes, err := devcluster.StartLocal(crdDir, kubeconfig, imagesDir, kwokOnly)
 	if err != nil {
-		return nil, nil, err
+		return localCluster{}, err
 	}
-	return cluster.Config, cluster.Stop, nil
+	return localCluster{cfg: cluster.Config, stop: cluster.Stop, nodes: nodes, routerProxyImage: cluster.RouterProxyImage(imagesDir)}, nil
 }
 
 func (devPlane) applySamples(ctx context.Context, c client.Client, dir, fieldManager string) ([]string, error) {

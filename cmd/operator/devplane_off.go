@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -25,8 +24,10 @@ var errNoDevPlane = errors.New("this operator binary is a release build without 
 func (devPlane) available() bool   { return false }
 func (devPlane) shouldStart() bool { return false }
 
-func (devPlane) start(string, string) (*rest.Config, func() error, error) {
-	return nil, nil, errNoDevPlane
+func (devPlane) nodeFits() error { return errNoDevPlane }
+
+func (devPlane) start(string, string, string, bool) (localCluster, error) {
+	return localCluster{}, errNoDevPlane
 }
 
 func (devPlane) applySamples(context.Context, client.Client, string, string) ([]string, error) {

@@ -48,6 +48,8 @@ type options struct {
 	leaderElect             bool
 	leaderElectionNamespace string
 	devControlPlane         string
+	devNode                 string
+	devNodePreflight        bool
 	applySamples            string
 	devDir                  string
 	cacheTransform          string
@@ -62,6 +64,13 @@ func main() {
 	flag.Parse()
 	if o.showVersion {
 		fmt.Println(version.Version)
+		return
+	}
+	if o.devNodePreflight {
+		// Silent: the operator's own start prints the one line that says which nodes it got and why.
+		if !o.wantsRealNode() {
+			os.Exit(1)
+		}
 		return
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zapOpts)))
@@ -103,6 +112,8 @@ func bindFlags(fs *flag.FlagSet, o *options, withDevPlane bool) *zap.Options {
 		fs.StringVar(&o.devControlPlane, "dev-control-plane", "never", "auto: start an embedded control plane when no cluster is configured; always; never.")
 		fs.StringVar(&o.applySamples, "apply-samples", "", "On the embedded control plane, apply the YAML files of this folder once the operator runs.")
 		fs.StringVar(&o.devDir, "dev-dir", ".dev", "Where the embedded control plane's kubeconfig is written.")
+		fs.StringVar(&o.devNode, "dev-node", "auto", "Nodes of the embedded control plane. auto: a real node (kubelet, containerd, runc) when this machine can run containers and its binaries and the images of build/images are built, else KWOK's fake GPU nodes; kwok: always the fake nodes.")
+		fs.BoolVar(&o.devNodePreflight, "dev-node-preflight", false, "Exit 0 when these flags would start an embedded control plane with a real node on this machine, 1 otherwise, and print nothing: make run builds the node and the images when it exits 0.")
 	} else {
 		o.devDir = ".dev" // where a source checkout's dev cluster would be, to name it when stopped
 	}
@@ -111,25 +122,51 @@ func bindFlags(fs *flag.FlagSet, o *options, withDevPlane bool) *zap.Options {
 	return zapOpts
 }
 
+// localCluster is a running embedded control plane.
+type localCluster struct {
+	cfg  *rest.Config
+	stop func() error
+	// nodes is one line that says which nodes the cluster has, and why not a real one.
+	nodes string
+	// routerProxyImage is the router-proxy image a real node holds; empty with fake nodes.
+	routerProxyImage string
+}
+
+// embedded says whether these options start the embedded control plane.
+func (o options) embedded() bool {
+	return o.devControlPlane == "always" || (o.devControlPlane == "auto" && devPlane{}.shouldStart())
+}
+
+// wantsRealNode says whether these options start an embedded control plane whose node is real,
+// provided its binaries and images are built.
+func (o options) wantsRealNode() bool {
+	return o.embedded() && o.devNode == "auto" && devPlane{}.nodeFits() == nil
+}
+
 func run(ctx context.Context, o options) error {
 	setupLog := ctrl.Log.WithName("setup")
 	var cfg *rest.Config
-	embedded := o.devControlPlane == "always" || (o.devControlPlane == "auto" && devPlane{}.shouldStart())
+	embedded := o.embedded()
 	if embedded {
 		kubeconfig, err := filepath.Abs(filepath.Join(o.devDir, "kubeconfig"))
 		if err != nil {
 			return err
 		}
 		setupLog.Info("no cluster configured: starting the embedded control plane; its state lives in memory and is gone when this process exits")
-		planeCfg, stop, err := devPlane{}.start(filepath.Join("config", "crd", "bases"), kubeconfig)
+		local, err := devPlane{}.start(filepath.Join("config", "crd", "bases"), kubeconfig, filepath.Join("build", "images"), o.devNode == "kwok")
 		if err != nil {
 			return err
 		}
-		defer func() { _ = stop() }()
-		cfg = planeCfg
+		defer func() { _ = local.stop() }()
+		cfg = local.cfg
+		// The router pods of a real node run the router-proxy image it holds, unless told otherwise.
+		if local.routerProxyImage != "" && !flagSet("router-proxy-image") {
+			o.routerProxyImage = local.routerProxyImage
+		}
 		fmt.Printf("\n  Embedded control plane is up. In another shell:\n\n    export KUBECONFIG=%s\n    kubectl get isvc,mr,deploy,svc -A\n\n"+
+			"  %s\n"+
 			"  Its state lives in memory: everything applied to it is gone when make run stops.\n"+
-			"  Unset KUBECONFIG in that shell afterwards (`unset KUBECONFIG`).\n\n", kubeconfig)
+			"  Unset KUBECONFIG in that shell afterwards (`unset KUBECONFIG`).\n\n", kubeconfig, local.nodes)
 		if o.metricsAddr == ":8080" {
 			o.metricsAddr = "0" // the default port is often taken on a workstation
 		}
@@ -214,6 +251,13 @@ func driftRepair(d time.Duration) time.Duration {
 		return -1
 	}
 	return d
+}
+
+// flagSet says whether the command line set the flag name.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // splitList splits a comma-separated flag value, dropping blanks.

@@ -120,6 +120,11 @@ func StartWithNode(crdDir, kubeconfigPath string, opts NodeOptions) (*Cluster, e
 		return nil, err
 	}
 	env := &envtest.Environment{BinaryAssetsDirectory: assets}
+	// etcd's data sits in the node's state directory, as the API server's certificates do, so that
+	// both processes name it on their command lines: envtest starts them in process groups of their
+	// own with no parent-death signal, so a run killed outright leaves them running, and the next
+	// run's Cleanup finds them by that name.
+	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(opts.StateDir, "etcd")}
 	if crdDir != "" {
 		env.CRDDirectoryPaths, env.ErrorIfCRDPathMissing = []string{crdDir}, true
 	}

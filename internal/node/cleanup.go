@@ -37,6 +37,7 @@ const cgroupRoot = "/sys/fs/cgroup"
 func Cleanup(name, stateDir string) error {
 	var errs []error
 	errs = append(errs, killCgroup(name))
+	errs = append(errs, killNaming(stateDir))
 	errs = append(errs, unmountUnder(stateDir))
 	// The machine's end of the veth goes explicitly: a deleted namespace is torn down by the kernel
 	// later, with its end of the pair, and a next run creating the same interface at once would
@@ -116,6 +117,50 @@ func killCgroup(name string) error {
 			return fmt.Errorf("processes of node %s still running after SIGKILL: %v", name, left)
 		}
 		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// namingPids lists the processes, this one aside, whose command line names a path under dir.
+func namingPids(dir string) map[int]string {
+	out := map[int]string{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if cmd := strings.ReplaceAll(string(data), "\x00", " "); strings.Contains(cmd, filepath.Clean(dir)+"/") {
+			out[pid] = cmd
+		}
+	}
+	return out
+}
+
+// killNaming kills every process whose command line names a path under stateDir and waits until
+// none is left.
+//
+// Note: these are the processes that live outside the node's cgroup but on its files: the
+// cluster's kube-apiserver and etcd, whose certificates and data are in the state directory.
+// Started by envtest in process groups of their own and without a parent-death signal, they
+// outlive a run that was killed (SIGKILL, a closed terminal) and would serve its stale state.
+func killNaming(stateDir string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		left := namingPids(stateDir)
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("processes naming %s still running after SIGKILL: %v", stateDir, left)
+		}
+		for pid := range left {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -218,8 +263,8 @@ func removeContainerLogLinks(stateDir string) {
 }
 
 // Leftovers lists what a node of this name still has on the machine: its network namespace, its
-// cgroups and their processes, mounts under its state directory and the directory itself. Empty
-// after Stop and after Cleanup.
+// cgroups and their processes, processes whose command line names its state directory, mounts
+// under it and the directory itself. Empty after Stop and after Cleanup.
 func Leftovers(name, stateDir string) []string {
 	var out []string
 	if netnsExists(name) {
@@ -230,6 +275,9 @@ func Leftovers(name, stateDir string) []string {
 		if pids := pidsIn(d); len(pids) > 0 {
 			out = append(out, fmt.Sprintf("processes %v in %s", pids, d))
 		}
+	}
+	for pid, cmd := range namingPids(stateDir) {
+		out = append(out, fmt.Sprintf("process %d naming %s: %.200s", pid, stateDir, cmd))
 	}
 	if points, _ := mountsUnder(filepath.Clean(stateDir)); len(points) > 0 {
 		out = append(out, fmt.Sprintf("%d mounts under %s", len(points), stateDir))
