@@ -114,6 +114,7 @@ test: envtest-bin ## The whole suite: unit tests and the integration suite again
 .PHONY: test-node
 test-node: node-bin ## End-to-end on a real node: helm install, the samples on simulator pods, the OpenAI client through the router.
 	$(MAKE) images BASE_IMAGE=local PLATFORMS=linux/amd64
+	cd test/node/js && npm ci --ignore-scripts --no-audit --no-fund
 	LLMKUBE_NODE_E2E=1 go test ./test/node/ -count=1 -v -timeout 20m
 
 # A module of its own (test/monitoring/go.mod): the Prometheus rule loader and PromQL parser it

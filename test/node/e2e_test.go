@@ -97,6 +97,7 @@ func TestRealNode(t *testing.T) {
 	t.Run("the samples run on simulator pods", s.samplesRun)
 	t.Run("the pod and Service ranges exist only in the node's network namespace", s.rangesStayInside)
 	t.Run("the OpenAI client gets an answer and a stream through the router's Service", s.openAIThroughRouter)
+	t.Run("N18: the OpenAI Node SDK gets an answer and a stream through the router's Service", s.nodeSDKThroughRouter)
 	t.Run("N8: the router's GOMEMLIMIT is 90% of its real memory limit", s.goMemLimit("default", "router-router-proxy", "9090"))
 	t.Run("N13: the operator's GOMEMLIMIT is 90% of its real memory limit", s.goMemLimit(chartNS, release, "8080"))
 	t.Run("N7, N14: a removed pod label leaves through a real rollout, after the stream in flight", s.labelRemovalWaitsForIdle)
