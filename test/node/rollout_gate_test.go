@@ -48,7 +48,14 @@ func (s *suite) labelRemovalWaitsForIdle(t *testing.T) {
 	s.kubectl("patch", "deployment", "tinyllama", "--field-manager=mesh-injector",
 		"-p", `{"spec":{"template":{"metadata":{"labels":{"mesh.example.com/injected":"true"}}}}}`)
 	s.kubectl("rollout", "status", "deployment/tinyllama", "--timeout=120s")
-	pods := s.podUIDs(t, "app=tinyllama")
+	// The rollout is done when the new pod is available; the old one may still be terminating.
+	var pods string
+	s.eventually(t, 60*time.Second, func() error {
+		if pods = s.podUIDs(t, "app=tinyllama"); strings.Contains(pods, " ") {
+			return fmt.Errorf("more than one tinyllama pod: %s", pods)
+		}
+		return nil
+	})
 
 	c, stop := s.routerClient(t)
 	defer stop()
