@@ -100,7 +100,7 @@ func TestRealNode(t *testing.T) {
 	t.Run("N18: the OpenAI Node SDK gets an answer and a stream through the router's Service", s.nodeSDKThroughRouter)
 	t.Run("N8: the router's GOMEMLIMIT is 90% of its real memory limit", s.goMemLimit("default", "router-router-proxy", "9090"))
 	t.Run("N13: the operator's GOMEMLIMIT is 90% of its real memory limit", s.goMemLimit(chartNS, release, "8080"))
-	t.Run("N7, N14: a removed pod label leaves through a real rollout, after the stream in flight", s.labelRemovalWaitsForIdle)
+	t.Run("N7 and N14: a removed pod label leaves through a real rollout, after the stream in flight", s.labelRemovalWaitsForIdle)
 	t.Run("N15: a ModelRouter edit reaches the running router without a restart or a cut stream", s.routerEdit)
 	t.Run("N16: helm uninstall leaves the CRDs, the custom resources and their running pods", s.helmUninstall)
 	t.Run("N17: helm upgrade from the previous chart upgrades the CRDs and keeps the pods", s.helmUpgrade)
