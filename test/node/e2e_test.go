@@ -54,7 +54,7 @@ type suite struct {
 // TestRealNode runs the suite on binaries built from source and cached by version (it cannot start
 // without them) and images loaded from `make images`.
 //
-// Proves N1, N2, N3, N4, N5, N6, N7, N8.
+// Proves N1, N2, N3, N4, N5, N6, N7, N8, N13, N14, N15, N16, N17, N18.
 func TestRealNode(t *testing.T) {
 	if os.Getenv("LLMKUBE_NODE_E2E") == "" {
 		t.Skip("the real-node suite runs with LLMKUBE_NODE_E2E=1: `make test-node` (root, builds the node and the images first)")
