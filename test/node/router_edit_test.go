@@ -43,6 +43,9 @@ func (s *suite) routerEdit(t *testing.T) {
 	s.kubectl("apply", "--server-side", "-f", filepath.Join(dir, "modelrouter.yaml"))
 	var routed time.Time
 	s.eventually(t, 90*time.Second, func() error {
+		if now := s.routerPods(t); now != pods {
+			t.Fatalf("the router's pods changed (uid restarts) after the edit: %s, then %s", pods, now)
+		}
 		if got, err := firstWord(c, "second"); err != nil || got != "Second:" {
 			return fmt.Errorf("a request for second is answered %q (%v), not by the second simulator", got, err)
 		}
