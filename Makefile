@@ -123,6 +123,7 @@ test: envtest-bin ## The whole suite: unit tests and the integration suite again
 # and conntrack (.ci/run installs them); builds the node and the linux/amd64 images first.
 .PHONY: test-node
 test-node: node-bin local-images ## End-to-end on a real node: helm install, the samples on simulator pods, the OpenAI client through the router, make run with its real node.
+	cd test/node/js && npm ci --ignore-scripts --no-audit --no-fund
 	LLMKUBE_NODE_E2E=1 go test ./test/node/ -count=1 -v -timeout 20m
 
 # A module of its own (test/monitoring/go.mod): the Prometheus rule loader and PromQL parser it

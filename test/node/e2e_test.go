@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/llmkube/operator/internal/devcluster"
@@ -55,7 +54,7 @@ type suite struct {
 // TestRealNode runs the suite on binaries built from source and cached by version (it cannot start
 // without them) and images loaded from `make images`.
 //
-// Proves N1, N2, N3, N4, N5, N6, N7, N8.
+// Proves N1, N2, N3, N4, N5, N6, N7, N8, N13, N14, N15, N16, N17, N18.
 func TestRealNode(t *testing.T) {
 	if os.Getenv("LLMKUBE_NODE_E2E") == "" {
 		t.Skip("the real-node suite runs with LLMKUBE_NODE_E2E=1: `make test-node` (root, builds the node and the images first)")
@@ -98,8 +97,13 @@ func TestRealNode(t *testing.T) {
 	t.Run("the samples run on simulator pods", s.samplesRun)
 	t.Run("the pod and Service ranges exist only in the node's network namespace", s.rangesStayInside)
 	t.Run("the OpenAI client gets an answer and a stream through the router's Service", s.openAIThroughRouter)
-	t.Run("the router's GOMEMLIMIT is 90% of its real memory limit", s.goMemLimit)
-	t.Run("a removed pod label leaves through a real rollout while another tool's key stays", s.labelRemoval)
+	t.Run("N18: the OpenAI Node SDK gets an answer and a stream through the router's Service", s.nodeSDKThroughRouter)
+	t.Run("N8: the router's GOMEMLIMIT is 90% of its real memory limit", s.goMemLimit("default", "router-router-proxy", "9090"))
+	t.Run("N13: the operator's GOMEMLIMIT is 90% of its real memory limit", s.goMemLimit(chartNS, release, "8080"))
+	t.Run("N7 and N14: a removed pod label leaves through a real rollout, after the stream in flight", s.labelRemovalWaitsForIdle)
+	t.Run("N15: a ModelRouter edit reaches the running router without a restart or a cut stream", s.routerEdit)
+	t.Run("N16: helm uninstall leaves the CRDs, the custom resources and their running pods", s.helmUninstall)
+	t.Run("N17: helm upgrade from the previous chart upgrades the CRDs and keeps the pods", s.helmUpgrade)
 	for name, b := range c.Node().Memory() {
 		t.Logf("node memory: %s %d MiB", name, b>>20)
 	}
@@ -122,13 +126,9 @@ func (s *suite) kubectlErr(args ...string) (string, error) {
 }
 
 func (s *suite) helmInstall(t *testing.T) {
-	cmd := helmtool.Command("install", release, helmtool.Chart(), "-n", chartNS, "--create-namespace",
-		"--set", "image.repository=localhost/llmkube/operator",
-		"--set", "routerProxy.image.repository=localhost/llmkube/router-proxy",
-		"--wait", "--timeout", "3m")
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+s.kubeconfig)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("helm install: %v\n%s", err, out)
+	if _, err := s.helm(append([]string{"install", release, helmtool.Chart(), "-n", chartNS, "--create-namespace",
+		"--wait", "--timeout", "3m"}, localImages...)...); err != nil {
+		t.Fatal(err)
 	}
 	s.kubectl("-n", chartNS, "wait", "--for=condition=Available", "deploy", "--all", "--timeout=120s")
 	pods := s.kubectl("-n", chartNS, "get", "pods", "-o", `jsonpath={range .items[*]}{.spec.serviceAccountName} {.status.containerStatuses[0].ready} {.status.containerStatuses[0].restartCount}{"\n"}{end}`)
@@ -159,9 +159,8 @@ func (s *suite) samplesRun(t *testing.T) {
 }
 
 func (s *suite) openAIThroughRouter(t *testing.T) {
-	port, stop := s.portForward(t, "default", "svc/router-router-proxy", "8080")
+	c, stop := s.routerClient(t)
 	defer stop()
-	c := openai.NewClient(option.WithBaseURL("http://127.0.0.1:"+port+"/v1"), option.WithAPIKey("unused"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	answer, err := c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
@@ -225,57 +224,29 @@ func (s *suite) rangesStayInside(t *testing.T) {
 	}
 }
 
-// goMemLimit reads the limit the Go runtime of the running router-proxy applies (its
-// go_gc_gomemlimit_bytes gauge) and compares it with the container's memory limit: the kubelet
-// resolves the resourceFieldRef the operator writes.
-func (s *suite) goMemLimit(t *testing.T) {
-	limit := s.kubectl("get", "deploy", "router-router-proxy", "-o", `jsonpath={.spec.template.spec.containers[0].resources.limits.memory}`)
-	q, err := resource.ParseQuantity(strings.TrimSpace(limit))
-	if err != nil {
-		t.Fatalf("the router's memory limit %q: %v", limit, err)
-	}
-	port, stop := s.portForward(t, "default", "deploy/router-router-proxy", "9090")
-	defer stop()
-	body := httpGet(t, "http://127.0.0.1:"+port+"/metrics")
-	m := regexp.MustCompile(`(?m)^go_gc_gomemlimit_bytes (\S+)$`).FindStringSubmatch(body)
-	if m == nil {
-		t.Fatalf("the router's /metrics has no go_gc_gomemlimit_bytes")
-	}
-	got, _ := strconv.ParseFloat(m[1], 64)
-	want := float64(q.Value()) * 0.9
-	t.Logf("memory limit %s, GOMEMLIMIT %.0f bytes (%.3f of it)", limit, got, got/float64(q.Value()))
-	if got < want-1024*1024 || got > want+1024*1024 {
-		t.Fatalf("GOMEMLIMIT is %.0f bytes, want 90%% of %d = %.0f", got, q.Value(), want)
-	}
-}
-
-// labelRemoval is the README's story on real pods: another tool adds a pod-template label under a
-// field manager of its own, the user drops `team` from the InferenceService, and the ReplicaSet
-// rollout replaces the pods with ones that lack `team` and keep the other tool's key.
-func (s *suite) labelRemoval(t *testing.T) {
-	s.kubectl("patch", "deployment", "tinyllama", "--field-manager=mesh-injector",
-		"-p", `{"spec":{"template":{"metadata":{"labels":{"mesh.example.com/injected":"true"}}}}}`)
-	s.kubectl("rollout", "status", "deployment/tinyllama", "--timeout=120s")
-	data, err := os.ReadFile(filepath.Join(helmtool.RepoRoot(), "test", "node", "testdata", "samples", "inferenceservice.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited := strings.Replace(string(data), "  podLabels:\n    team: research\n", "", 1)
-	if edited == string(data) {
-		t.Fatal("the sample has no podLabels block to remove")
-	}
-	f := filepath.Join(t.TempDir(), "inferenceservice.yaml")
-	if err := os.WriteFile(f, []byte(edited), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s.kubectl("apply", "--server-side", "-f", f)
-	s.kubectl("wait", "--for=delete", "pod", "-l", "app=tinyllama,team=research", "--timeout=120s")
-	s.kubectl("rollout", "status", "deployment/tinyllama", "--timeout=120s")
-	out := s.kubectl("get", "pods", "-l", "app=tinyllama", "-o", `jsonpath={range .items[*]}{.metadata.name} {.status.phase} team={.metadata.labels.team} mesh={.metadata.labels.mesh\.example\.com/injected} {.status.containerStatuses[0].containerID}{"\n"}{end}`)
-	t.Logf("tinyllama pods after the removal:\n%s", out)
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		if !strings.Contains(line, " Running team= mesh=true containerd://") {
-			t.Fatalf("want a running pod without team and with the other tool's key: %q", line)
+// goMemLimit reads the limit the Go runtime of a running pod applies (its go_gc_gomemlimit_bytes
+// gauge, on its metrics port) and compares it with the container's memory limit: the kubelet
+// resolves the resourceFieldRef the operator (for the router) or the chart (for the operator)
+// writes, and the process keeps 10% of it as headroom.
+func (s *suite) goMemLimit(ns, deployment, metricsPort string) func(t *testing.T) {
+	return func(t *testing.T) {
+		limit := s.kubectl("-n", ns, "get", "deploy", deployment, "-o", `jsonpath={.spec.template.spec.containers[0].resources.limits.memory}`)
+		q, err := resource.ParseQuantity(strings.TrimSpace(limit))
+		if err != nil {
+			t.Fatalf("the memory limit of %s: %q: %v", deployment, limit, err)
+		}
+		port, stop := s.portForward(t, ns, "deploy/"+deployment, metricsPort)
+		defer stop()
+		body := httpGet(t, "http://127.0.0.1:"+port+"/metrics")
+		m := regexp.MustCompile(`(?m)^go_gc_gomemlimit_bytes (\S+)$`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("the /metrics of %s have no go_gc_gomemlimit_bytes", deployment)
+		}
+		got, _ := strconv.ParseFloat(m[1], 64)
+		want := float64(q.Value()) * 0.9
+		t.Logf("%s: memory limit %s, GOMEMLIMIT %.0f bytes (%.3f of it)", deployment, limit, got, got/float64(q.Value()))
+		if got < want-1024*1024 || got > want+1024*1024 {
+			t.Fatalf("the GOMEMLIMIT of %s is %.0f bytes, want 90%% of %d = %.0f", deployment, got, q.Value(), want)
 		}
 	}
 }
@@ -318,22 +289,30 @@ func (s *suite) portForward(t *testing.T, ns, target, port string) (string, func
 
 func httpGet(t *testing.T, url string) string {
 	t.Helper()
+	var body string
 	var last error
 	for i := 0; i < 20; i++ {
-		resp, err := http.Get(url)
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return string(b)
-			}
-			err = fmt.Errorf("%s: %s", resp.Status, b)
+		if body, last = httpGetOnce(url); last == nil {
+			return body
 		}
-		last = err
 		time.Sleep(500 * time.Millisecond)
 	}
 	t.Fatalf("GET %s: %v", url, last)
 	return ""
+}
+
+// httpGetOnce is the body of a GET of url, or why there is none.
+func httpGetOnce(url string) (string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: %s", resp.Status, b)
+	}
+	return string(b), err
 }
 
 // dumpState logs what a failed run needs to be understood: every pod, the Events, the node's
