@@ -33,7 +33,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
-// notApplied are the fields the API server never records in a managedFields entry.
+// notApplied are the fields the API server never records in a managedFields entry: the identity
+// fields it strips from every entry (the migration's neverOwned adds the record annotations).
 var notApplied = fieldpath.NewSet(
 	fieldpath.MakePathOrDie("apiVersion"),
 	fieldpath.MakePathOrDie("kind"),
@@ -42,6 +43,7 @@ var notApplied = fieldpath.NewSet(
 	fieldpath.MakePathOrDie("metadata", "uid"),
 	fieldpath.MakePathOrDie("metadata", "resourceVersion"),
 	fieldpath.MakePathOrDie("metadata", "creationTimestamp"),
+	fieldpath.MakePathOrDie("metadata", "selfLink"),
 	fieldpath.MakePathOrDie("metadata", "generation"),
 	fieldpath.MakePathOrDie("metadata", "managedFields"),
 )

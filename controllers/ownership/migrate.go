@@ -105,21 +105,11 @@ type Migration struct {
 
 // neverOwned are paths no managedFields entry lists: the identity fields the API server strips from
 // every entry, and the record annotations this write removes.
-var neverOwned = fieldpath.NewSet(
-	fieldpath.MakePathOrDie("apiVersion"),
-	fieldpath.MakePathOrDie("kind"),
-	fieldpath.MakePathOrDie("metadata", "name"),
-	fieldpath.MakePathOrDie("metadata", "namespace"),
-	fieldpath.MakePathOrDie("metadata", "creationTimestamp"),
-	fieldpath.MakePathOrDie("metadata", "selfLink"),
-	fieldpath.MakePathOrDie("metadata", "uid"),
-	fieldpath.MakePathOrDie("metadata", "resourceVersion"),
-	fieldpath.MakePathOrDie("metadata", "generation"),
-	fieldpath.MakePathOrDie("metadata", "managedFields"),
+var neverOwned = notApplied.Union(fieldpath.NewSet(
 	fieldpath.MakePathOrDie("metadata", "annotations", RecordLabels),
 	fieldpath.MakePathOrDie("metadata", "annotations", RecordAnnotations),
 	fieldpath.MakePathOrDie("metadata", "annotations", LegacyHash),
-)
+))
 
 // LegacyKinds are the kinds the records-based operator wrote; the migration never touches another.
 var LegacyKinds = []string{"Deployment", "Service", "ConfigMap", "HorizontalPodAutoscaler"}
