@@ -76,9 +76,9 @@ func RealNodeMissing(imagesDir string) error {
 // missing and kwokOnly is false, else with KWOK's fake nodes. It returns the cluster and one line
 // that says which nodes it has, and why not the real one.
 func StartLocal(crdDir, kubeconfigPath, imagesDir string, kwokOnly bool) (*Cluster, string, error) {
-	why := RealNodeMissing(imagesDir)
-	if kwokOnly {
-		why = errors.New("--dev-node=kwok")
+	why := errors.New("--dev-node=kwok")
+	if !kwokOnly {
+		why = RealNodeMissing(imagesDir)
 	}
 	if why != nil {
 		c, err := Start(crdDir, kubeconfigPath)
