@@ -23,7 +23,7 @@ import (
 )
 
 // replica is one proxy replica's limiter on the Redis at addr.
-func replica(t *testing.T, addr, timeout string, failClosed bool) *Limiter {
+func replica(t testing.TB, addr, timeout string, failClosed bool) *Limiter {
 	l := New(&routingv1.LimitsStore{KeyPrefix: "batch", FailClosed: failClosed, Redis: &routingv1.Redis{Address: addr, Timeout: timeout}},
 		"", NewMetrics(prometheus.NewRegistry()), slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { _ = l.Close() })
@@ -31,14 +31,14 @@ func replica(t *testing.T, addr, timeout string, failClosed bool) *Limiter {
 }
 
 // admin is a plain client of the test's Redis, to pause it and read what it did.
-func admin(t *testing.T, addr string) *redis.Client {
+func admin(t testing.TB, addr string) *redis.Client {
 	c := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
 // scriptCalls is how many script calls (EVALSHA and EVAL) Redis has run.
-func scriptCalls(t *testing.T, c *redis.Client) int {
+func scriptCalls(t testing.TB, c *redis.Client) int {
 	info, err := c.Info(context.Background(), "commandstats").Result()
 	if err != nil {
 		t.Fatal(err)
