@@ -245,3 +245,67 @@ func TestTheSlotsOfADeadReplicaEndWithItsLease(t *testing.T) {
 		t.Fatalf("the living replica's own slots ended with the dead one's: %+v", v)
 	}
 }
+
+// Proves L10. A batch whose admissions all fit is decided on the batch's sums (the script walks
+// no entry and answers four numbers, not seven per admission), yet each admission still gets its
+// own headers, and the counters are what one admission at a time would have left; the next
+// batch, which reaches a limit, is decided one by one from there.
+func TestABatchThatFitsIsDecidedOnItsSumsWithEachAdmissionsOwnHeaders(t *testing.T) {
+	rs := redisFor(t, redisserver.Start(t, ""))
+	c := client(routingv1.Limits{RequestsPerMinute: 1000, TokensPerMinute: 100_000, ConcurrentRequests: 12, TokensPerDay: 1_000_000, TokensPerMonth: 1_000_000})
+	batch := func(n int) ([]*admission, []int64) {
+		var admits []*admission
+		for range n {
+			admits = append(admits, &admission{t: newTicket("fit", c, 100, time.Now()), done: make(chan struct{})})
+		}
+		call := groupCalls(admits, nil)[0]
+		keys, args := call.encode(rs.replica)
+		res, err := batchScript.Eval(context.Background(), rs.c, keys, args...).Int64Slice()
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs, err := call.answers(redis.NewCmdResult(toAny(res), nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range admits {
+			a.v = vs[i]
+		}
+		return admits, res
+	}
+	admits, res := batch(10)
+	if len(res) != 4 {
+		t.Fatalf("a batch of 10 admissions that all fit was answered with %d values, want 4 (decided on its sums)", len(res))
+	}
+	for i, a := range admits {
+		if !a.v.Allowed || a.v.Requests.Remaining != int64(999-i) || a.v.Tokens.Remaining != int64(99_900-100*i) {
+			t.Fatalf("admission %d of the batch: %+v, want allowed with %d requests and %d tokens remaining", i, a.v, 999-i, 99_900-100*i)
+		}
+	}
+	tk := admits[0].t
+	day, _ := rs.c.Get(context.Background(), tk.dayKey()).Int64()
+	held, _ := rs.c.HGet(context.Background(), tk.concKey(), rs.replica).Result()
+	if day != 1000 || !strings.HasPrefix(held, "10:") {
+		t.Fatalf("after the batch: %d tokens today and %q held, want 1000 and 10", day, held)
+	}
+	admits, res = batch(5) // 2 fit under 12 concurrent
+	if len(res) != 5*resultWidth {
+		t.Fatalf("a batch that reaches a limit was answered with %d values, want %d (one by one)", len(res), 5*resultWidth)
+	}
+	for i, a := range admits {
+		if want := i < 2; a.v.Allowed != want || (!want && a.v.Refused != LimitConcurrentRequests) {
+			t.Fatalf("admission %d of the second batch: %+v, want allowed=%v (12 concurrent, 10 held)", i, a.v, want)
+		}
+	}
+	if r := admits[1].v.Requests.Remaining; r != 988 && r != 989 { // 1000 less 12, and a request back per 60 ms since
+		t.Fatalf("the second batch's last admitted request sees %d requests remaining, want 988", r)
+	}
+}
+
+func toAny(res []int64) []any {
+	out := make([]any, len(res))
+	for i, v := range res {
+		out[i] = v
+	}
+	return out
+}
