@@ -27,7 +27,11 @@ var defaultEngineScoring = routingv1.EngineScoring{
 	StaleAfter: "300ms",
 	// A page is streamed (only the lines of the names are held); this bounds the bytes scanned.
 	MaxBodyBytes: 4 << 20,
-	Weights:      routingv1.EngineWeights{Queue: 3, KVCache: 1, InFlight: 1, Prefix: 2},
+	// Prefix 4, not 2: at 2 the queue term outweighed a conversation's match on the pod that had
+	// its earlier turns, and conversations through 4 replicas by session had p99 46 ms against the
+	// prefix scorer's 40 (docs/benchmarks/balancing.md; 40 ms at 4, the other rows within their
+	// spread or better).
+	Weights: routingv1.EngineWeights{Queue: 3, KVCache: 1, InFlight: 1, Prefix: 4},
 	// A prompt of 64 blocks (8 KiB of text, about 2k tokens) or more that the pod does not hold is
 	// not sent to a pod whose KV cache is 90 % full, while another can take it.
 	KVCacheFullPercent: 90,
