@@ -164,13 +164,11 @@ const resultWidth = 7
 // call is one client's part of a batch: the settlements and admissions of tickets with the same
 // counters (key) and limits, sent as one batchScript call.
 type call struct {
-	key      string
-	limits   routingv1.Limits
-	settles  []settlement
-	admits   []*admission
-	quotas   []string
-	quotaIDs []quotaID
-	quotaArg []any
+	key     string
+	limits  routingv1.Limits
+	settles []settlement
+	admits  []*admission
+	quotas  []quotaCounter
 }
 
 // groupCalls splits a batch into one call per client and limits, in the order they first appear.
@@ -200,88 +198,84 @@ func groupCalls(admits []*admission, settles []settlement) []*call {
 	return calls
 }
 
-// quota is the 1-based index of a ticket's day (kind 'd') or month ('m') counter in c's keys,
-// added on first use; 0 when the limit is not set (the script then neither reads nor writes it).
-// The counter's name is built only on first use: a batch's tickets almost always share it.
-func (c *call) quota(limit int64, kind byte, t *Ticket) int {
+// quotaCounter is one of a call's quota counters (a day's or a month's) and what the call's
+// settlements and admissions add to it.
+type quotaCounter struct {
+	kind              byte
+	id, key           string
+	limit, end        int64
+	settled, admitted int64
+}
+
+// quota is a ticket's day (kind 'd') or month ('m') counter among c's, added on first use, with
+// its 1-based index in the script's keys; nil and 0 when the limit is not set (the script then
+// neither reads nor writes it). The counter's name is built only on first use: a batch's
+// tickets almost always share it.
+func (c *call) quota(limit int64, kind byte, t *Ticket) (*quotaCounter, int) {
 	if limit <= 0 {
-		return 0
+		return nil, 0
 	}
 	p, key := t.day, t.dayKey
 	if kind == 'm' {
 		p, key = t.month, t.monthKey
 	}
-	for i, q := range c.quotaIDs {
-		if q.kind == kind && q.id == p.id {
-			return i + 1
+	for i := range c.quotas {
+		if q := &c.quotas[i]; q.kind == kind && q.id == p.id {
+			return q, i + 1
 		}
 	}
-	c.quotaIDs = append(c.quotaIDs, quotaID{kind, p.id})
-	c.quotas = append(c.quotas, key())
-	c.quotaArg = append(c.quotaArg, limit, p.end.UnixMilli())
-	return len(c.quotas)
-}
-
-// quotaID names one of a call's quota counters: its kind and its period.
-type quotaID struct {
-	kind byte
-	id   string
+	c.quotas = append(c.quotas, quotaCounter{kind: kind, id: p.id, key: key(), limit: limit, end: p.end.UnixMilli()})
+	return &c.quotas[len(c.quotas)-1], len(c.quotas)
 }
 
 // encode is batchScript's KEYS and ARGV for c, from replica me: the settlements as their sums,
 // the admissions as their sums and one by one.
 func (c *call) encode(me string) ([]string, []any) {
 	l := c.limits
-	// Per quota counter (0-based): the settlements' and the admissions' sums.
-	var settled, admitted []int64
-	add := func(sums *[]int64, q int, n int64) {
-		if q == 0 {
-			return
-		}
-		for len(*sums) < q {
-			*sums = append(*sums, 0)
-		}
-		(*sums)[q-1] += n
-	}
+	// A ticket's quota counters, in the script's order per entry: the day's, then the month's.
+	kinds := [2]struct {
+		kind  byte
+		limit int64
+	}{{'d', l.TokensPerDay}, {'m', l.TokensPerMonth}}
 	var sdelta int64
 	for _, s := range c.settles {
 		d := s.used - s.t.reserved
 		sdelta += d
-		add(&settled, c.quota(l.TokensPerDay, 'd', s.t), d)
-		add(&settled, c.quota(l.TokensPerMonth, 'm', s.t), d)
+		for _, k := range kinds {
+			if q, _ := c.quota(k.limit, k.kind, s.t); q != nil {
+				q.settled += d
+			}
+		}
 	}
 	entries := make([]any, 0, 3*len(c.admits))
 	var asum, amax int64
 	for _, a := range c.admits {
 		n := a.t.reserved
 		asum, amax = asum+n, max(amax, n)
-		qa, qb := c.quota(l.TokensPerDay, 'd', a.t), c.quota(l.TokensPerMonth, 'm', a.t)
-		add(&admitted, qa, n)
-		add(&admitted, qb, n)
-		entries = append(entries, n, qa, qb)
+		entries = append(entries, n)
+		for _, k := range kinds {
+			q, i := c.quota(k.limit, k.kind, a.t)
+			if q != nil {
+				q.admitted += n
+			}
+			entries = append(entries, i)
+		}
 	}
-	nq := len(c.quotas)
 	t := &Ticket{key: c.key}
-	keys := append([]string{t.rpmKey(), t.tpmKey(), t.concKey()}, c.quotas...)
-	args := make([]any, 0, 6+len(c.quotaArg)+2+nq+3+nq+len(entries))
-	args = append(args, l.RequestsPerMinute, l.TokensPerMinute, l.ConcurrentRequests, lease.Milliseconds(), me, nq)
-	args = append(args, c.quotaArg...)
+	keys := []string{t.rpmKey(), t.tpmKey(), t.concKey()}
+	args := []any{l.RequestsPerMinute, l.TokensPerMinute, l.ConcurrentRequests, lease.Milliseconds(), me, len(c.quotas)}
+	for _, q := range c.quotas {
+		keys, args = append(keys, q.key), append(args, q.limit, q.end)
+	}
 	args = append(args, len(c.settles), sdelta)
-	for q := range nq {
-		args = append(args, sumAt(settled, q))
+	for _, q := range c.quotas {
+		args = append(args, q.settled)
 	}
 	args = append(args, len(c.admits), asum, amax)
-	for q := range nq {
-		args = append(args, sumAt(admitted, q))
+	for _, q := range c.quotas {
+		args = append(args, q.admitted)
 	}
 	return keys, append(args, entries...)
-}
-
-func sumAt(sums []int64, q int) int64 {
-	if q < len(sums) {
-		return sums[q]
-	}
-	return 0
 }
 
 // fastPath is batchScript's answer when every admission of c fit: each one's verdict, its
