@@ -13,11 +13,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
 	"github.com/llmkube/operator/test/redisserver"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // The limits case: the cost of client limits counted in Redis (docs/limits.md). Two router-proxy
@@ -41,6 +43,13 @@ type LimitsResult struct {
 	// CPU is the CPU per request of the measured part of the rounds: the router's and, with
 	// limits on, redis-server's (what the limits cost besides the hop; docs/limits.md).
 	CPU, RedisCPU map[string]time.Duration
+	// LoadCPU is this process's (the clients and the upstream) and MachineCPU every CPU's busy
+	// time (/proc/stat, softirqs included) per request: throughput is the machine's CPU, so what
+	// the limits cost shows there, including what the client and the kernel spend on it.
+	LoadCPU, MachineCPU map[string]time.Duration
+	// ScriptCalls is redis-server's script calls per request with limits on: how many requests a
+	// batch carries (docs/limits.md, L10).
+	ScriptCalls float64
 	// RoundRatios are limits on over limits off in each round: the two modes of a round ran
 	// seconds apart, so on a shared machine their ratio is steadier than the ratio of medians.
 	RoundRatios []float64
@@ -123,31 +132,43 @@ func limitsCase(ctx context.Context, o Options, upstreamURL, dir string, logf fu
 	}
 	modes := []string{limitsOff, limitsOn}
 	res = &LimitsResult{Through: map[string]Throughput{}, Unloaded: map[string]Latency{}, IdleRSS: map[string]uint64{}, RSS: map[string]uint64{}, Failures: map[string]int{},
-		CPU: map[string]time.Duration{}, RedisCPU: map[string]time.Duration{}}
+		CPU: map[string]time.Duration{}, RedisCPU: map[string]time.Duration{}, LoadCPU: map[string]time.Duration{}, MachineCPU: map[string]time.Duration{}}
 	for _, m := range modes {
 		if res.IdleRSS[m], err = children[m].rss(); err != nil {
 			return nil, err
 		}
 	}
 	rounds := map[string][]Throughput{}
-	cpu, redisCPU, requests := map[string]time.Duration{}, map[string]time.Duration{}, map[string]int{}
+	rc := goredis.NewClient(&goredis.Options{Addr: redis.Addr})
+	defer rc.Close()
+	var onCalls int64
+	cpu, redisCPU, loadCPU, machineCPU, requests := map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}, map[string]time.Duration{}, map[string]int{}
 	for r := 0; r < o.Rounds; r++ {
 		for _, m := range modes {
 			client := newClient(o.Concurrency)
 			client.Transport = authTransport{client.Transport}
 			// CPU from the end of the warm-up, as the requests counted.
-			from := make(chan [2]time.Duration, 1)
-			time.AfterFunc(o.Warmup, func() { from <- [2]time.Duration{cpuTime(children[m].cmd.Process.Pid), cpuTime(redis.Pid())} })
+			from := make(chan [4]time.Duration, 1)
+			calls := make(chan int64, 1)
+			time.AfterFunc(o.Warmup, func() {
+				from <- [4]time.Duration{cpuTime(children[m].cmd.Process.Pid), cpuTime(redis.Pid()), cpuTime(os.Getpid()), busyTime()}
+				calls <- scriptCalls(ctx, rc)
+			})
 			th, failed := throughputWith(ctx, client, "http://"+children[m].addr, o.Concurrency, o.Warmup, o.Duration)
 			f := <-from
-			cpu[m] += cpuTime(children[m].cmd.Process.Pid) - f[0]
+			proxyCPU, machine := cpuTime(children[m].cmd.Process.Pid)-f[0], busyTime()-f[3]
+			cpu[m] += proxyCPU
+			loadCPU[m] += cpuTime(os.Getpid()) - f[2]
+			machineCPU[m] += machine
 			if m == limitsOn {
 				redisCPU[m] += cpuTime(redis.Pid()) - f[1]
+				onCalls += scriptCalls(ctx, rc) - <-calls
 			}
 			requests[m] += th.Requests
 			res.Failures[m] += failed
 			rounds[m] = append(rounds[m], th)
-			logf("limits round %d %-18s %8.0f req/s  p50 %v  p99 %v", r+1, m, th.RPS, th.P50, th.P99)
+			perRequest := func(d time.Duration) time.Duration { return d / time.Duration(max(th.Requests, 1)) }
+			logf("limits round %d %-18s %8.0f req/s  p50 %v  p99 %v  CPU per request: router %v, machine %v", r+1, m, th.RPS, th.P50, th.P99, perRequest(proxyCPU), perRequest(machine))
 		}
 	}
 	for r := range rounds[limitsOn] {
@@ -155,8 +176,12 @@ func limitsCase(ctx context.Context, o Options, upstreamURL, dir string, logf fu
 	}
 	for _, m := range modes {
 		if requests[m] > 0 {
-			res.CPU[m], res.RedisCPU[m] = cpu[m]/time.Duration(requests[m]), redisCPU[m]/time.Duration(requests[m])
+			n := time.Duration(requests[m])
+			res.CPU[m], res.RedisCPU[m], res.LoadCPU[m], res.MachineCPU[m] = cpu[m]/n, redisCPU[m]/n, loadCPU[m]/n, machineCPU[m]/n
 		}
+	}
+	if requests[limitsOn] > 0 {
+		res.ScriptCalls = float64(onCalls) / float64(requests[limitsOn])
 	}
 	seq := map[string][]time.Duration{}
 	one := newClient(4)
@@ -182,6 +207,26 @@ func limitsCase(ctx context.Context, o Options, upstreamURL, dir string, logf fu
 	return res, nil
 }
 
+// scriptCalls is how many scripts redis-server has run so far (INFO commandstats); zero when it
+// cannot tell.
+func scriptCalls(ctx context.Context, c *goredis.Client) int64 {
+	info, err := c.Info(ctx, "commandstats").Result()
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, line := range strings.Split(info, "\n") {
+		for _, cmd := range []string{"cmdstat_evalsha:calls=", "cmdstat_eval:calls="} {
+			if rest, ok := strings.CutPrefix(line, cmd); ok {
+				calls, _, _ := strings.Cut(rest, ",")
+				v, _ := strconv.ParseInt(calls, 10, 64)
+				n += v
+			}
+		}
+	}
+	return n
+}
+
 // limitsMarkdown reports the limits case with the goals.
 func limitsMarkdown(r *Result) string {
 	l := r.Limits
@@ -191,22 +236,23 @@ func limitsMarkdown(r *Result) string {
 	o := r.Options
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### Client limits in Redis\n\nThe same client key through two router-proxies: its client without limits (limits off) and with every limit (requests and tokens per minute, concurrent, per day and month, none reached) counted in a redis-server on loopback (limits on). Non-streaming chat at %d concurrent, %d rounds of %s interleaved, the median by req/s; one client's sequential requests (%d samples each) for the added latency; RSS before and after the rounds.\n\n", o.Concurrency, o.Rounds, o.Duration, o.TTFBSamples)
-	b.WriteString("| mode | req/s | vs limits off | p50 / p99 at " + fmt.Sprint(o.Concurrency) + " | one client: p50 / p99 | added p50 / p99 | CPU per request: router-proxy + redis-server | RSS idle / after | failed |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	b.WriteString("| mode | req/s | vs limits off | p50 / p99 at " + fmt.Sprint(o.Concurrency) + " | one client: p50 / p99 | added p50 / p99 | CPU per request: router-proxy + redis-server | clients and upstream | machine | RSS idle / after | failed |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	off, uoff := l.Through[limitsOff], l.Unloaded[limitsOff]
 	for _, m := range []string{limitsOff, limitsOn} {
 		t, u := l.Through[m], l.Unloaded[m]
-		fmt.Fprintf(&b, "| %s | %.0f | %.2fx | %v / %v | %v / %v | %+v / %+v | %v + %v | %s / %s | %d |\n", m, t.RPS, t.RPS/off.RPS,
+		fmt.Fprintf(&b, "| %s | %.0f | %.2fx | %v / %v | %v / %v | %+v / %+v | %v + %v | %v | %v | %s / %s | %d |\n", m, t.RPS, t.RPS/off.RPS,
 			t.P50.Round(time.Microsecond), t.P99.Round(time.Microsecond), u.P50.Round(time.Microsecond), u.P99.Round(time.Microsecond),
 			(u.P50 - uoff.P50).Round(time.Microsecond), (u.P99 - uoff.P99).Round(time.Microsecond),
-			l.CPU[m].Round(time.Microsecond), l.RedisCPU[m].Round(time.Microsecond), mib(l.IdleRSS[m]), mib(l.RSS[m]), l.Failures[m])
+			l.CPU[m].Round(time.Microsecond), l.RedisCPU[m].Round(time.Microsecond), l.LoadCPU[m].Round(time.Microsecond), l.MachineCPU[m].Round(time.Microsecond), mib(l.IdleRSS[m]), mib(l.RSS[m]), l.Failures[m])
 	}
 	on, uon := l.Through[limitsOn], l.Unloaded[limitsOn]
 	ratios := make([]string, len(l.RoundRatios))
 	for i, r := range l.RoundRatios {
 		ratios[i] = fmt.Sprintf("%.2fx", r)
 	}
+	fmt.Fprintf(&b, "\nredis-server ran %.3f script calls per request with limits on (one call carries a batch of about %.0f admissions and settlements).\n", l.ScriptCalls, 2/max(l.ScriptCalls, 1e-9))
 	fmt.Fprintf(&b, "\nLimits on over limits off in each interleaved round: %s (median **%.2fx**).\n", strings.Join(ratios, ", "), medianOf(l.RoundRatios))
-	fmt.Fprintf(&b, "\nCPU per request is the process's user and system time over the measured part of the rounds (/proc, 10 ms ticks) divided by the requests counted: at %d concurrent on a machine this small, throughput is CPU, so the limits cost their added CPU.\n", o.Concurrency)
+	fmt.Fprintf(&b, "\nCPU per request is the process's user and system time over the measured part of the rounds (/proc, 10 ms ticks) divided by the requests counted; clients and upstream is this benchmark's own process, machine every CPU's busy time (/proc/stat, interrupts included): at %d concurrent on a machine this small, throughput is the machine's CPU, so the limits cost their added CPU.\n", o.Concurrency)
 	fmt.Fprintf(&b, "\nGoals: ≥ 0.9× the throughput of limits off: **%.2fx**; added p99 ≤ 1 ms (one client): **%v**.\n", on.RPS/off.RPS, (uon.P99 - uoff.P99).Round(time.Microsecond))
 	return b.String()
 }
