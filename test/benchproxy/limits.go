@@ -22,15 +22,18 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// The limits case: the cost of client limits counted in Redis (docs/limits.md). Two router-proxy
-// processes on the same document and client key, one whose client has no limits (limits off: the
-// key is still identified and labelled) and one whose client has every limit, so large that
-// nothing is refused, counted in a redis-server on loopback (limits on: one script before and one
-// after each request). Interleaved rounds, as the modes of the main table.
+// The limits case: the cost of client limits counted in Redis (docs/limits.md). Three
+// router-proxy processes on the same client key: one whose client has no limits (limits off: the
+// key is still identified and labelled), and two whose client has every limit, so large that
+// nothing is refused, counted in the replica's memory (what the limits cost without a shared
+// store) or in a redis-server on loopback (limits on: the admissions and settlements of the
+// requests in flight batched into pipelined script calls). Interleaved rounds, as the modes of
+// the main table.
 const (
-	limitsOff = "limits off"
-	limitsOn  = "limits on (Redis)"
-	benchKey  = "bench-client-key"
+	limitsOff    = "limits off"
+	limitsMemory = "limits on (memory)"
+	limitsOn     = "limits on (Redis)"
+	benchKey     = "bench-client-key"
 )
 
 // LimitsResult is the limits case.
@@ -53,6 +56,9 @@ type LimitsResult struct {
 	// RoundRatios are limits on over limits off in each round: the two modes of a round ran
 	// seconds apart, so on a shared machine their ratio is steadier than the ratio of medians.
 	RoundRatios []float64
+	// MemoryRoundRatios are limits counted in the replica's memory over limits off: what the
+	// limits cost without their shared store.
+	MemoryRoundRatios []float64
 }
 
 // benchT lets the benchmark start a redis-server with the tests' helper: a failure is an error
@@ -84,13 +90,18 @@ func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return a.next.RoundTrip(r)
 }
 
-func limitsDocument(upstreamURL string, redis *redisserver.Server) routingv1.Document {
+// limitsDocument is mode's routing document: no limits, every limit counted in this replica's
+// memory, or every limit counted in redis.
+func limitsDocument(upstreamURL, mode string, redis *redisserver.Server) routingv1.Document {
 	doc := routerDocument(upstreamURL)
 	c := routingv1.Client{Name: "bench", SecretKeys: []string{"bench"}}
-	if redis != nil {
+	if mode != limitsOff {
 		const huge = int64(1) << 40
 		c.Limits = &routingv1.Limits{RequestsPerMinute: huge, TokensPerMinute: huge, ConcurrentRequests: 1 << 20, TokensPerDay: huge, TokensPerMonth: huge}
-		doc.Limits = &routingv1.LimitsStore{KeyPrefix: "bench", Redis: &routingv1.Redis{Address: redis.Addr}}
+		doc.Limits = &routingv1.LimitsStore{KeyPrefix: "bench"}
+	}
+	if mode == limitsOn {
+		doc.Limits.Redis = &routingv1.Redis{Address: redis.Addr}
 	}
 	doc.Clients = []routingv1.Client{c}
 	return doc
@@ -118,19 +129,19 @@ func limitsCase(ctx context.Context, o Options, upstreamURL, dir string, logf fu
 		return nil, err
 	}
 	children := map[string]*child{}
-	for name, r := range map[string]*redisserver.Server{limitsOff: nil, limitsOn: redis} {
-		sub := filepath.Join(dir, strings.ReplaceAll(strings.Fields(name)[1], ")", ""))
+	modes := []string{limitsOff, limitsMemory, limitsOn}
+	for i, name := range modes {
+		sub := filepath.Join(dir, fmt.Sprintf("mode-%d", i))
 		if err := os.MkdirAll(sub, 0o700); err != nil {
 			return nil, err
 		}
-		c, err := startRouterWith(ctx, o.ProxyBinary, limitsDocument(upstreamURL, r), sub, o.MemoryLimit, "--api-keys-dir="+keys)
+		c, err := startRouterWith(ctx, o.ProxyBinary, limitsDocument(upstreamURL, name, redis), sub, o.MemoryLimit, "--api-keys-dir="+keys)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		defer c.stop()
 		children[name] = c
 	}
-	modes := []string{limitsOff, limitsOn}
 	res = &LimitsResult{Through: map[string]Throughput{}, Unloaded: map[string]Latency{}, IdleRSS: map[string]uint64{}, RSS: map[string]uint64{}, Failures: map[string]int{},
 		CPU: map[string]time.Duration{}, RedisCPU: map[string]time.Duration{}, LoadCPU: map[string]time.Duration{}, MachineCPU: map[string]time.Duration{}}
 	for _, m := range modes {
@@ -173,6 +184,7 @@ func limitsCase(ctx context.Context, o Options, upstreamURL, dir string, logf fu
 	}
 	for r := range rounds[limitsOn] {
 		res.RoundRatios = append(res.RoundRatios, rounds[limitsOn][r].RPS/rounds[limitsOff][r].RPS)
+		res.MemoryRoundRatios = append(res.MemoryRoundRatios, rounds[limitsMemory][r].RPS/rounds[limitsOff][r].RPS)
 	}
 	for _, m := range modes {
 		if requests[m] > 0 {
@@ -235,10 +247,10 @@ func limitsMarkdown(r *Result) string {
 	}
 	o := r.Options
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n### Client limits in Redis\n\nThe same client key through two router-proxies: its client without limits (limits off) and with every limit (requests and tokens per minute, concurrent, per day and month, none reached) counted in a redis-server on loopback (limits on). Non-streaming chat at %d concurrent, %d rounds of %s interleaved, the median by req/s; one client's sequential requests (%d samples each) for the added latency; RSS before and after the rounds.\n\n", o.Concurrency, o.Rounds, o.Duration, o.TTFBSamples)
+	fmt.Fprintf(&b, "\n### Client limits in Redis\n\nThe same client key through three router-proxies: its client without limits (limits off), and with every limit (requests and tokens per minute, concurrent, per day and month, none reached) counted in the replica's memory or in a redis-server on loopback (limits on). Non-streaming chat at %d concurrent, %d rounds of %s interleaved, the median by req/s; one client's sequential requests (%d samples each) for the added latency; RSS before and after the rounds.\n\n", o.Concurrency, o.Rounds, o.Duration, o.TTFBSamples)
 	b.WriteString("| mode | req/s | vs limits off | p50 / p99 at " + fmt.Sprint(o.Concurrency) + " | one client: p50 / p99 | added p50 / p99 | CPU per request: router-proxy + redis-server | clients and upstream | machine | RSS idle / after | failed |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	off, uoff := l.Through[limitsOff], l.Unloaded[limitsOff]
-	for _, m := range []string{limitsOff, limitsOn} {
+	for _, m := range []string{limitsOff, limitsMemory, limitsOn} {
 		t, u := l.Through[m], l.Unloaded[m]
 		fmt.Fprintf(&b, "| %s | %.0f | %.2fx | %v / %v | %v / %v | %+v / %+v | %v + %v | %v | %v | %s / %s | %d |\n", m, t.RPS, t.RPS/off.RPS,
 			t.P50.Round(time.Microsecond), t.P99.Round(time.Microsecond), u.P50.Round(time.Microsecond), u.P99.Round(time.Microsecond),
@@ -252,6 +264,11 @@ func limitsMarkdown(r *Result) string {
 	}
 	fmt.Fprintf(&b, "\nredis-server ran %.3f script calls per request with limits on (one call carries a batch of about %.0f admissions and settlements).\n", l.ScriptCalls, 2/max(l.ScriptCalls, 1e-9))
 	fmt.Fprintf(&b, "\nLimits on over limits off in each interleaved round: %s (median **%.2fx**).\n", strings.Join(ratios, ", "), medianOf(l.RoundRatios))
+	mem := make([]string, len(l.MemoryRoundRatios))
+	for i, r := range l.MemoryRoundRatios {
+		mem[i] = fmt.Sprintf("%.2fx", r)
+	}
+	fmt.Fprintf(&b, "\nThe same limits counted in the replica's memory (no Redis; what one replica alone enforces) over limits off: %s (median %.2fx).\n", strings.Join(mem, ", "), medianOf(l.MemoryRoundRatios))
 	fmt.Fprintf(&b, "\nCPU per request is the process's user and system time over the measured part of the rounds (/proc, 10 ms ticks) divided by the requests counted; clients and upstream is this benchmark's own process, machine every CPU's busy time (/proc/stat, interrupts included): at %d concurrent on a machine this small, throughput is the machine's CPU, so the limits cost their added CPU.\n", o.Concurrency)
 	fmt.Fprintf(&b, "\nGoals: ≥ 0.9× the throughput of limits off: **%.2fx**; added p99 ≤ 1 ms (one client): **%v**.\n", on.RPS/off.RPS, (uon.P99 - uoff.P99).Round(time.Microsecond))
 	return b.String()
