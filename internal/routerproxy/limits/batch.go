@@ -34,6 +34,12 @@ const maxBatch = 256
 // Settle send its own, so memory never grows with a slow Redis.
 const settleQueue = 4096
 
+// settleDelay is how long the settlements of clients with an allowance may wait for a round
+// trip to ride along with: far from every limit, a slot or a charge a few milliseconds late
+// changes no decision, and at 64 concurrent requests batches of settlements alone were the most
+// round trips once allowances took the admissions (docs/limits.md, "What it costs").
+const settleDelay = 5 * time.Millisecond
+
 // settlement is one request's charge, waiting for the next batch.
 type settlement struct {
 	t    *Ticket
@@ -64,6 +70,16 @@ type batcher struct {
 	mu      sync.Mutex
 	admits  []*admission
 	settles []settlement
+	// allowances are this replica's, by client (allowance.go); refunds what is left of the ones
+	// given back, for the next round trip.
+	allowances map[allowanceKey]*allowance
+	refunds    []*allowance
+	// spent is when a client's allowance was used up (wantsAllowance).
+	spent map[allowanceKey]time.Time
+	// urgent says a pending settlement should go at once: its client has no allowance (it may be
+	// near a limit), or a batch's worth wait. later sends the others after settleDelay.
+	urgent bool
+	later  *time.Timer
 	// wake tells the loop that something is pending (capacity 1: one wake-up covers any number).
 	wake chan struct{}
 }
@@ -73,7 +89,10 @@ type batcher struct {
 // Note: a caller that gives up is answered by its failure mode; the loop then skips its
 // admission, or, when it was already sent and admitted, refunds it (a settlement of nothing), so
 // a request that never went upstream holds neither tokens nor a concurrency slot.
-func (s *redisStore) admit(t *Ticket, _ time.Time) (Verdict, error) {
+func (s *redisStore) admit(t *Ticket, now time.Time) (Verdict, error) {
+	if v, ok := s.fromAllowance(t, now); ok {
+		return v, nil
+	}
 	a := &admission{t: t, done: make(chan struct{})}
 	s.b.mu.Lock()
 	s.b.admits = append(s.b.admits, a)
@@ -108,8 +127,16 @@ func (s *redisStore) settle(t *Ticket, used int64) error {
 		return err
 	}
 	s.b.settles = append(s.b.settles, settlement{t, used})
+	if s.b.allowances[keyOf(t)] == nil || len(s.b.settles) >= maxBatch {
+		s.b.urgent = true
+	}
+	urgent, first := s.b.urgent, len(s.b.settles) == 1
 	s.b.mu.Unlock()
-	s.poke()
+	if urgent {
+		s.poke()
+	} else if first {
+		s.b.later.Reset(settleDelay)
+	}
 	return nil
 }
 
@@ -120,20 +147,25 @@ func (s *redisStore) poke() {
 	}
 }
 
-// take is what the next round trip carries, at most maxBatch of each kind.
-func (b *batcher) take() ([]*admission, []settlement) {
+// take is what the next round trip carries, at most maxBatch of admissions and of settlements,
+// and the allowances given back.
+func (b *batcher) take() ([]*admission, []settlement, []*allowance) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n, m := min(len(b.admits), maxBatch), min(len(b.settles), maxBatch)
-	admits, settles := b.admits[:n:n], b.settles[:m:m]
-	b.admits, b.settles = b.admits[n:], b.settles[m:]
+	if n == 0 && len(b.refunds) == 0 && !b.urgent {
+		m = 0 // they wait for an admission's round trip, or for later
+	}
+	b.urgent = len(b.settles) > m && b.urgent
+	admits, settles, refunds := b.admits[:n:n], b.settles[:m:m], b.refunds
+	b.admits, b.settles, b.refunds = b.admits[n:], b.settles[m:], nil
 	if len(b.admits) == 0 {
 		b.admits = nil
 	}
 	if len(b.settles) == 0 {
 		b.settles = nil
 	}
-	return admits, settles
+	return admits, settles, refunds
 }
 
 // loop sends what is pending, one round trip at a time, until the store closes.
@@ -145,8 +177,8 @@ func (s *redisStore) loop() {
 		case <-s.b.wake:
 		}
 		for {
-			admits, settles := s.b.take()
-			if len(admits)+len(settles) == 0 {
+			admits, settles, refunds := s.b.take()
+			if len(admits)+len(settles)+len(refunds) == 0 {
 				break
 			}
 			live := admits[:0:0]
@@ -155,7 +187,7 @@ func (s *redisStore) loop() {
 					live = append(live, a)
 				}
 			}
-			if err := s.send(live, settles); err != nil && len(settles) > 0 {
+			if err := s.sendBatch(live, settles, refunds); err != nil && len(settles)+len(refunds) > 0 {
 				s.failed(err)
 			} else if len(settles) > 0 {
 				s.settled(len(settles))
@@ -164,20 +196,40 @@ func (s *redisStore) loop() {
 	}
 }
 
-// send runs one batch in one pipelined round trip and answers its admissions; its error is the
-// settlements' (a failed call's admissions get their own error). A Redis that lost its scripts (a
-// restart) gets them loaded again and the batch once more.
+// send runs one batch of admissions and settlements (sendBatch).
 func (s *redisStore) send(admits []*admission, settles []settlement) error {
-	calls := groupCalls(admits, settles)
+	return s.sendBatch(admits, settles, nil)
+}
+
+// sendBatch runs one batch in one pipelined round trip, answers its admissions and makes the
+// allowances it granted this replica's; its error is the settlements' and refunds' (a failed
+// call's admissions get their own error). A Redis that lost its scripts (a restart) gets them
+// loaded again and the batch once more.
+//
+// Note: a client's call asks for an allowance when it carries two admissions or more (its
+// requests arrive together), or its last allowance was used up, and the client has none: a lone
+// request, or one near a limit, is decided in Redis as before.
+func (s *redisStore) sendBatch(admits []*admission, settles []settlement, refunds []*allowance) error {
+	calls := groupBatch(admits, settles, refunds)
+	for _, c := range calls {
+		if len(c.admits) > 0 && s.b.wantsAllowance(c.admits[0].t, len(c.admits)) {
+			c.ask = maxAllowance
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
+	// Encoded once: encode sums into the calls' counters, so a second run (NOSCRIPT) must send
+	// the same arguments, not add the batch twice.
+	keys, args := make([][]string, len(calls)), make([][]any, len(calls))
+	for i, c := range calls {
+		keys[i], args[i] = c.encode(s.replica)
+	}
 	var cmds []*redis.Cmd
 	run := func() error {
 		pipe := s.c.Pipeline()
 		cmds = cmds[:0]
-		for _, c := range calls {
-			keys, args := c.encode(s.replica)
-			cmds = append(cmds, batchScript.EvalSha(ctx, pipe, keys, args...))
+		for i := range calls {
+			cmds = append(cmds, batchScript.EvalSha(ctx, pipe, keys[i], args[i]...))
 		}
 		_, err := pipe.Exec(ctx)
 		return err
@@ -191,8 +243,11 @@ func (s *redisStore) send(admits []*admission, settles []settlement) error {
 	var settleErr error
 	for i, c := range calls {
 		vs, cerr := c.answers(cmds[i]) // a failed pipeline sets its error on every call
-		if cerr != nil && len(c.settles) > 0 {
+		if cerr != nil && len(c.settles)+len(c.refunds) > 0 {
 			settleErr = cerr
+		}
+		if cerr == nil && c.granted != nil {
+			s.grant(c.granted)
 		}
 		for j, a := range c.admits {
 			if cerr != nil {

@@ -247,8 +247,9 @@ func TestTheSlotsOfADeadReplicaEndWithItsLease(t *testing.T) {
 }
 
 // Proves L10. A batch whose admissions all fit is decided on the batch's sums (the script walks
-// no entry and answers four numbers, not seven per admission), yet each admission still gets its
-// own headers, and the counters are what one admission at a time would have left; the next
+// no entry and answers six numbers, not seven per admission), yet each admission still gets its
+// own headers, and the counters are what one admission at a time would have left (the call
+// asks for no allowance); the next
 // batch, which reaches a limit, is decided one by one from there.
 func TestABatchThatFitsIsDecidedOnItsSumsWithEachAdmissionsOwnHeaders(t *testing.T) {
 	rs := redisFor(t, redisserver.Start(t, ""))
@@ -274,8 +275,8 @@ func TestABatchThatFitsIsDecidedOnItsSumsWithEachAdmissionsOwnHeaders(t *testing
 		return admits, res
 	}
 	admits, res := batch(10)
-	if len(res) != 4 {
-		t.Fatalf("a batch of 10 admissions that all fit was answered with %d values, want 4 (decided on its sums)", len(res))
+	if len(res) != 6 {
+		t.Fatalf("a batch of 10 admissions that all fit was answered with %d values, want 6 (decided on its sums)", len(res))
 	}
 	for i, a := range admits {
 		if !a.v.Allowed || a.v.Requests.Remaining != int64(999-i) || a.v.Tokens.Remaining != int64(99_900-100*i) {

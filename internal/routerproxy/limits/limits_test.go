@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package limits
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"testing"
@@ -211,6 +212,31 @@ func TestConcurrentRequestsAreReleasedWhenARequestEnds(t *testing.T) {
 		}
 		if v, err := s.admit(newTicket("conc/"+name, c, 1, now), now); err != nil || !v.Allowed {
 			t.Fatalf("%s: refused after a request ended: %+v %v", name, v, err)
+		}
+	}
+}
+
+// Proves L10. A Redis that does not know the script (its first call, or after a restart or a
+// SCRIPT FLUSH) gets it loaded and the batch once more, with the same arguments: the request is
+// counted once, not twice.
+func TestABatchSentAgainAfterNOSCRIPTCountsItsRequestsOnce(t *testing.T) {
+	srv := redisserver.Start(t, "")
+	adm := admin(t, srv.Addr)
+	l := replica(t, srv.Addr, "2s", false)
+	c := client(routingv1.Limits{TokensPerDay: 1_000_000})
+	ctx := context.Background()
+	for i, flush := range []bool{false, true} { // the first call; then after the scripts are gone
+		if flush {
+			if err := adm.ScriptFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, tk := l.Admit(c, 100); tk == nil {
+			t.Fatal("refused within the limit")
+		}
+		day, _ := adm.Get(ctx, newTicket("batch", c, 1, time.Now()).dayKey()).Int64()
+		if want := int64(100 * (i + 1)); day != want {
+			t.Fatalf("after %d admissions of 100 tokens (the last one sent again after NOSCRIPT): %d tokens today, want %d", i+1, day, want)
 		}
 	}
 }

@@ -60,13 +60,21 @@ func newRedisStore(r *routingv1.Redis, passwordFile string) *redisStore {
 			o.TLSConfig.ServerName = r.ServerName
 		}
 	}
-	s := &redisStore{c: redis.NewClient(o), timeout: t, replica: rand.Text(), b: batcher{wake: make(chan struct{}, 1)}, done: make(chan struct{}),
+	s := &redisStore{c: redis.NewClient(o), timeout: t, replica: rand.Text(), b: batcher{wake: make(chan struct{}, 1), allowances: map[allowanceKey]*allowance{}, spent: map[allowanceKey]time.Time{}}, done: make(chan struct{}),
 		failed: func(error) {}, settled: func(int) {}}
+	s.b.later = time.AfterFunc(time.Hour, func() {
+		s.b.mu.Lock()
+		s.b.urgent = true
+		s.b.mu.Unlock()
+		s.poke()
+	})
+	s.b.later.Stop()
 	go s.loop()
 	return s
 }
 
 func (s *redisStore) close() error {
+	s.giveBackAll()
 	close(s.done)
 	return s.c.Close()
 }

@@ -25,15 +25,19 @@ import (
 // KEYS: rpm, tpm, concurrent, then the quota counters (a day's or a month's) the entries name.
 // ARGV: the requests per minute, tokens per minute and concurrent limits (0: none), the lease of
 // the replica's concurrency slots (ms), the replica; the number of quota counters, then per
-// counter its limit and its period's end (Unix ms); the settlements: their number, the sum of
-// their differences (used - reserved), then that sum per quota counter; the admissions: their
-// number, the sum and the largest of their reservations, that sum per quota counter, then per
-// admission its reservation and its day and month counters (1-based, 0: not counted).
+// counter its limit and its period's end (Unix ms); the settlements: the concurrency slots they
+// release (with the allowances given back), the sum of their differences (used - reserved), then
+// that sum per quota counter, then the requests the allowances given back return to the rate;
+// the admissions: their number, the sum and the largest of their reservations, that sum per
+// quota counter, the allowance asked for (admissions, tokens, its day and month counters, the
+// fewest admissions worth granting; 0 admissions: none), then per admission its reservation and
+// its day and month counters (1-based, 0: not counted).
 //
 // It returns {-1, now (Unix ms), the requests' and the tokens' arrival time before the first
-// admission (Unix µs)} when every admission fits (the common case: call.fastPath), else per
-// admission {refused (0, or 1-based in allLimits order), retry ms, too large (0/1), requests
-// remaining, requests reset ms, tokens remaining, tokens reset ms}.
+// admission (Unix µs), the allowance granted (admissions, tokens; 0 0: none)} when every
+// admission fits (the common case: call.fastPath), else per admission {refused (0, or 1-based in
+// allLimits order), retry ms, too large (0/1), requests remaining, requests reset ms, tokens
+// remaining, tokens reset ms}.
 //
 // Note: every counter is read once and written once per call, whatever the number of requests
 // (a quota counter's expiry is set when the counter is created, at the period's end plus a day),
@@ -68,10 +72,13 @@ local function ttat() if tTAT == nil then tTAT = tonumber(redis.call('GET', KEYS
 local ns, sdelta = tonumber(ARGV[i]), tonumber(ARGV[i + 1]); i = i + 2
 for q = 1, nq do qdelta[q] = tonumber(ARGV[i]); i = i + 1 end
 if sdelta ~= 0 and tpm > 0 then tTAT = math.max(math.max(ttat(), now) + sdelta * period / tpm, now); tSet = true end
+local rr = tonumber(ARGV[i]); i = i + 1
+if rr > 0 and rpm > 0 then rTAT = math.max(rtat() - rr * period / rpm, now); rSet = true end
 
 local na, asum, amax = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]); i = i + 3
 local aq = {}
 for q = 1, nq do aq[q] = tonumber(ARGV[i]); i = i + 1 end
+local lr, lt, lqa, lqb, lmin = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]); i = i + 5
 local mine, others = 0, 0
 if lconc > 0 then
   local function held(v) local n, e = string.match(v, '^(%d+):(%d+)$'); return tonumber(n) or 0, tonumber(e) or 0 end
@@ -105,7 +112,27 @@ if fits then
   if tpm > 0 then tb = math.max(ttat(), now); tTAT, tSet = tb + asum * period / tpm, true end
   for q = 1, nq do qdelta[q] = qdelta[q] + aq[q] end
   mine = mine + na
-  out = {-1, now, math.floor(rb * 1000), math.floor(tb * 1000)}
+  -- An allowance: admissions the replica may make alone, counted here now as if made, when they
+  -- are a small share of what remains of every limit (allowance.go).
+  local g, gt = lr, 0
+  if g > 0 and rpm > 0 then g = math.min(g, math.floor((period - (rTAT - now)) * rpm / period / 16)) end
+  if g > 0 and lconc > 0 then g = math.min(g, math.floor((lconc - mine - others) / 16)) end
+  if g > 0 and (tpm > 0 or lqa > 0 or lqb > 0) then
+    gt = lt
+    if tpm > 0 then gt = math.min(gt, math.floor((period - (tTAT - now)) * tpm / period / 16)) end
+    if lqa > 0 then gt = math.min(gt, math.floor((qlim[lqa] - quota(lqa)) / 256)) end
+    if lqb > 0 then gt = math.min(gt, math.floor((qlim[lqb] - quota(lqb)) / 256)) end
+    if gt < amax then g = 0 end
+  end
+  if g < lmin then g, gt = 0, 0 end
+  if g > 0 then
+    if rpm > 0 then rTAT = rTAT + g * period / rpm end
+    if tpm > 0 and gt > 0 then tTAT = tTAT + gt * period / tpm end
+    if lqa > 0 then qdelta[lqa] = qdelta[lqa] + gt end
+    if lqb > 0 then qdelta[lqb] = qdelta[lqb] + gt end
+    mine = mine + g
+  end
+  out = {-1, now, math.floor(rb * 1000), math.floor(tb * 1000), g, gt}
 else
   for a = 1, na do
     local cost, qa, qb = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]); i = i + 3
@@ -169,6 +196,11 @@ type call struct {
 	settles []settlement
 	admits  []*admission
 	quotas  []quotaCounter
+	// refunds are allowances given back, ask the admissions of an allowance asked for (0:
+	// none), granted the one the answer gave (allowance.go).
+	refunds []*allowance
+	ask     int64
+	granted *allowance
 }
 
 // groupCalls splits a batch into one call per client and limits, in the order they first appear.
@@ -176,6 +208,11 @@ type call struct {
 // Note: a client's tickets normally share one call; a reload that changed its limits while
 // requests were in flight gives it two (the old limits settle what they admitted).
 func groupCalls(admits []*admission, settles []settlement) []*call {
+	return groupBatch(admits, settles, nil)
+}
+
+// groupBatch is groupCalls with the allowances given back, each in its client's call.
+func groupBatch(admits []*admission, settles []settlement, refunds []*allowance) []*call {
 	var calls []*call
 	find := func(t *Ticket) *call {
 		for _, c := range calls {
@@ -194,6 +231,10 @@ func groupCalls(admits []*admission, settles []settlement) []*call {
 	for _, a := range admits {
 		c := find(a.t)
 		c.admits = append(c.admits, a)
+	}
+	for _, r := range refunds {
+		c := find(r.t)
+		c.refunds = append(c.refunds, r)
 	}
 	return calls
 }
@@ -247,18 +288,36 @@ func (c *call) encode(me string) ([]string, []any) {
 			}
 		}
 	}
+	// What the allowances given back return: their requests' slots and rate, their tokens to the
+	// periods they were charged to.
+	var refunded int64
+	for _, r := range c.refunds {
+		refunded += r.requests
+		sdelta -= r.tokens
+		for _, k := range kinds {
+			if q, _ := c.quota(k.limit, k.kind, r.t); q != nil {
+				q.settled -= r.tokens
+			}
+		}
+	}
 	entries := make([]any, 0, 3*len(c.admits))
 	var asum, amax int64
+	var askDay, askMonth int // an allowance's tokens go to the last admission's periods
 	for _, a := range c.admits {
 		n := a.t.reserved
 		asum, amax = asum+n, max(amax, n)
 		entries = append(entries, n)
-		for _, k := range kinds {
+		for j, k := range kinds {
 			q, i := c.quota(k.limit, k.kind, a.t)
 			if q != nil {
 				q.admitted += n
 			}
 			entries = append(entries, i)
+			if j == 0 {
+				askDay = i
+			} else {
+				askMonth = i
+			}
 		}
 	}
 	t := &Ticket{key: c.key}
@@ -267,14 +326,15 @@ func (c *call) encode(me string) ([]string, []any) {
 	for _, q := range c.quotas {
 		keys, args = append(keys, q.key), append(args, q.limit, q.end)
 	}
-	args = append(args, len(c.settles), sdelta)
+	args = append(args, int64(len(c.settles))+refunded, sdelta)
 	for _, q := range c.quotas {
 		args = append(args, q.settled)
 	}
-	args = append(args, len(c.admits), asum, amax)
+	args = append(args, refunded, len(c.admits), asum, amax)
 	for _, q := range c.quotas {
 		args = append(args, q.admitted)
 	}
+	args = append(args, c.ask, c.ask*amax, askDay, askMonth, minAllowance)
 	return keys, append(args, entries...)
 }
 
@@ -296,6 +356,9 @@ func (c *call) fastPath(res []int64) []Verdict {
 			v.Tokens = window(ttat, now, float64(l.TokensPerMinute))
 		}
 		out[i] = v
+	}
+	if res[4] > 0 {
+		c.granted = &allowance{t: c.admits[len(c.admits)-1].t, requests: res[4], tokens: res[5], rtat: rtat, ttat: ttat, redisNow: now}
 	}
 	return out
 }
@@ -324,7 +387,7 @@ func (c *call) answers(cmd *redis.Cmd) ([]Verdict, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(c.admits) > 0 && len(res) == 4 && res[0] == -1 {
+	if len(c.admits) > 0 && len(res) == 6 && res[0] == -1 {
 		return c.fastPath(res), nil
 	}
 	if len(res) != resultWidth*len(c.admits) {

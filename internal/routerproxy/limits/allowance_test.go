@@ -1,0 +1,109 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package limits
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
+	"github.com/llmkube/operator/test/redisserver"
+)
+
+// load sends n requests of c through replicas, 32 at a time on each, reserving 100 tokens and
+// using 90; it returns how many were admitted and how long it took.
+func load(t *testing.T, replicas []*Limiter, c *routingv1.Client, n int) (int, time.Duration) {
+	var sent, admitted atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, l := range replicas {
+		for range 32 {
+			wg.Go(func() {
+				for sent.Add(1) <= int64(n) {
+					v, tk := l.Admit(c, 100)
+					if v.Allowed != (tk != nil) {
+						t.Errorf("allowed=%v with ticket %v", v.Allowed, tk)
+					}
+					if tk != nil {
+						admitted.Add(1)
+						l.Settle(tk, 90)
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	return int(admitted.Load()), time.Since(start)
+}
+
+// Proves L10 (allowances). Two replicas whose requests arrive together take allowances, so most
+// admissions cost no round trip, and still admit no more than the one shared limit: an
+// allowance is counted in Redis before it is used.
+func TestAllowancesKeepOneSharedLimitAcrossReplicas(t *testing.T) {
+	srv := redisserver.Start(t, "")
+	adm := admin(t, srv.Addr)
+	replicas := []*Limiter{replica(t, srv.Addr, "2s", false), replica(t, srv.Addr, "2s", false)}
+	const rpm = 3000
+	c := client(routingv1.Limits{RequestsPerMinute: rpm, ConcurrentRequests: 1 << 20})
+	before := scriptCalls(t, adm)
+	admitted, took := load(t, replicas, c, 6000)
+	calls := scriptCalls(t, adm) - before
+	// A minute's limit, and what it renews while the test runs (one request per 20 ms).
+	if most := rpm + int(took.Seconds()*rpm/60) + 1; admitted > most {
+		t.Fatalf("two replicas with allowances admitted %d of 6000 in %v, want at most %d (one shared limit of %d per minute)", admitted, took, most, rpm)
+	}
+	if admitted < rpm-2*maxAllowance {
+		t.Fatalf("two replicas admitted %d of 6000, want about %d: allowances held back what the limit allows", admitted, rpm)
+	}
+	if calls > admitted/4 {
+		t.Fatalf("%d admissions (and their settlements) took %d script calls, want far fewer with allowances", admitted, calls)
+	}
+}
+
+// Proves L10 (allowances). What an allowance did not use goes back to Redis: once the requests
+// are over, the day's counter is exactly the tokens the requests used, and neither replica
+// holds a concurrency slot.
+func TestWhatAnAllowanceDidNotUseGoesBack(t *testing.T) {
+	srv := redisserver.Start(t, "")
+	adm := admin(t, srv.Addr)
+	replicas := []*Limiter{replica(t, srv.Addr, "2s", false), replica(t, srv.Addr, "2s", false)}
+	const huge = int64(1) << 40
+	c := client(routingv1.Limits{RequestsPerMinute: huge, TokensPerMinute: huge, ConcurrentRequests: 1 << 20, TokensPerDay: huge, TokensPerMonth: huge})
+	before := scriptCalls(t, adm)
+	admitted, _ := load(t, replicas, c, 2000)
+	calls := scriptCalls(t, adm) - before
+	if admitted != 2000 {
+		t.Fatalf("admitted %d of 2000 far from every limit", admitted)
+	}
+	if calls > admitted/4 {
+		t.Fatalf("%d admissions took %d script calls, want far fewer with allowances", admitted, calls)
+	}
+	tk := newTicket("batch", c, 1, time.Now())
+	ctx := context.Background()
+	deadline := time.Now().Add(allowanceLife + 2*time.Second)
+	for {
+		day, _ := adm.Get(ctx, tk.dayKey()).Int64()
+		held, _ := adm.HGetAll(ctx, tk.concKey()).Result()
+		slots := 0
+		for _, v := range held {
+			if !strings.HasPrefix(v, "0:") {
+				slots++
+			}
+		}
+		if day == int64(admitted)*90 && slots == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v after the requests: %d tokens today and slots held %v, want %d (2000 requests of 90) and none", allowanceLife+2*time.Second, day, held, admitted*90)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
