@@ -44,18 +44,15 @@ func load(t *testing.T, replicas []*Limiter, c *routingv1.Client, n int) (int, t
 	return int(admitted.Load()), time.Since(start)
 }
 
-// Proves L10 (allowances). Two replicas whose requests arrive together take allowances, so most
-// admissions cost no round trip, and still admit no more than the one shared limit: an
-// allowance is counted in Redis before it is used.
+// Proves L10 (allowances). Two replicas whose requests arrive together take allowances, and
+// still admit no more than the one shared limit: an allowance is counted in Redis before it is
+// used.
 func TestAllowancesKeepOneSharedLimitAcrossReplicas(t *testing.T) {
 	srv := redisserver.Start(t, "")
-	adm := admin(t, srv.Addr)
 	replicas := []*Limiter{replica(t, srv.Addr, "2s", false), replica(t, srv.Addr, "2s", false)}
 	const rpm = 3000
 	c := client(routingv1.Limits{RequestsPerMinute: rpm, ConcurrentRequests: 1 << 20})
-	before := scriptCalls(t, adm)
 	admitted, took := load(t, replicas, c, 6000)
-	calls := scriptCalls(t, adm) - before
 	// A minute's limit, and what it renews while the test runs (one request per 20 ms).
 	if most := rpm + int(took.Seconds()*rpm/60) + 1; admitted > most {
 		t.Fatalf("two replicas with allowances admitted %d of 6000 in %v, want at most %d (one shared limit of %d per minute)", admitted, took, most, rpm)
@@ -63,14 +60,12 @@ func TestAllowancesKeepOneSharedLimitAcrossReplicas(t *testing.T) {
 	if admitted < rpm-2*maxAllowance {
 		t.Fatalf("two replicas admitted %d of 6000, want about %d: allowances held back what the limit allows", admitted, rpm)
 	}
-	if calls > admitted/4 {
-		t.Fatalf("%d admissions (and their settlements) took %d script calls, want far fewer with allowances", admitted, calls)
-	}
 }
 
-// Proves L10 (allowances). What an allowance did not use goes back to Redis: once the requests
-// are over, the day's counter is exactly the tokens the requests used, and neither replica
-// holds a concurrency slot.
+// Proves L10 (allowances). Far from every limit, allowances take most admissions' round trips
+// away, and what an allowance did not use goes back to Redis: once the requests are over, the
+// day's counter is exactly the tokens the requests used, and neither replica holds a
+// concurrency slot.
 func TestWhatAnAllowanceDidNotUseGoesBack(t *testing.T) {
 	srv := redisserver.Start(t, "")
 	adm := admin(t, srv.Addr)
@@ -83,8 +78,10 @@ func TestWhatAnAllowanceDidNotUseGoesBack(t *testing.T) {
 	if admitted != 2000 {
 		t.Fatalf("admitted %d of 2000 far from every limit", admitted)
 	}
-	if calls > admitted/4 {
-		t.Fatalf("%d admissions took %d script calls, want far fewer with allowances", admitted, calls)
+	// Batches alone take a call per 15 requests or so here (about 135 calls); allowances of 64,
+	// about one per 45.
+	if calls > admitted/20 {
+		t.Fatalf("%d admissions and their settlements took %d script calls, want at most %d with allowances", admitted, calls, admitted/20)
 	}
 	tk := newTicket("batch", c, 1, time.Now())
 	ctx := context.Background()
