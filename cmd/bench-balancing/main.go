@@ -50,7 +50,7 @@ func main() {
 	simDuration := flag.Duration("sim-d", 5*time.Second, "Engine simulation: virtual seconds of arrivals per round.")
 	simRate := flag.Float64("sim-rate", 600, "Engine simulation: arrivals per second (the pods' capacity is about 800 short requests a second).")
 	simOnly := flag.Bool("sim-only", false, "Run the engine simulation only (no wall-clock scenarios).")
-	simPolicies := flag.String("sim-policies", "", "Engine simulation: the policies to compare, comma-separated names as in the report (all when empty).")
+	simPolicies := flag.String("sim-policies", "", "Engine simulation: the policies to compare, their names as in the report, comma-separated (all when empty).")
 	simScenario := flag.String("sim-scenario", "", "Engine simulation: run only the scenarios whose name contains this.")
 	flag.IntVar(&so.Rounds, "sim-rounds", 10, "Engine simulation: rounds (seeds 1..n) of each policy; the median round by p99 is reported, every round's p99 is the spread.")
 	out := flag.String("out", "docs/benchmarks", "Folder for balancing.md; empty writes nothing.")
@@ -80,10 +80,15 @@ func main() {
 	}
 	so.Pods, so.Slots, so.Prefill, so.Decode, so.LoadFactor = o.Pods, o.Slots, o.Prefill, o.Hit, o.LoadFactor
 	so.Scoring = benchbalance.DefaultScoring()
-	for _, p := range strings.Split(*simPolicies, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			so.Policies = append(so.Policies, benchbalance.Policy(p))
+	// A name is found in the list rather than split from it: "prefix affinity, scorer (now)" has a comma.
+	for _, p := range benchbalance.EnginePolicies {
+		if strings.Contains(*simPolicies, string(p)) {
+			so.Policies = append(so.Policies, p)
 		}
+	}
+	if *simPolicies != "" && len(so.Policies) == 0 {
+		fmt.Fprintf(os.Stderr, "error: -sim-policies %q names none of %q\n", *simPolicies, benchbalance.EnginePolicies)
+		os.Exit(2)
 	}
 	simO := o
 	simO.Rate = *simRate

@@ -166,7 +166,9 @@ func simOne(o SimOptions, sc SimScenario, pol Policy, reqs []request, seed uint6
 	}
 	routers := make([]*router, replicas)
 	for r := range routers {
-		pool := &balance.Pool{Threshold: 1 << 30, LoadFactor: o.LoadFactor}
+		// Each replica's random choices (least request's two pods, ties) from its own stream of
+		// the seed: a seed gives one result.
+		pool := &balance.Pool{Threshold: 1 << 30, LoadFactor: o.LoadFactor, IntN: rand.New(rand.NewPCG(seed, 100+uint64(r))).IntN}
 		pool.Update(addrs)
 		rt := &router{pool: pool, byEp: map[*balance.Endpoint]*enginePod{}, rr: r}
 		for i, ep := range pool.Endpoints() {

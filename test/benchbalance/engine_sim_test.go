@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package benchbalance
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -34,5 +35,22 @@ func TestEngineSimSmoke(t *testing.T) {
 	}
 	if md := SimMarkdown(o, base, []SimScenario{sc}, [][]SimResult{res}); len(md) == 0 {
 		t.Error("empty report")
+	}
+}
+
+// The same scenario and seeds give the same figures, every policy through several replicas: the
+// arrivals, the read times and the balancers' random choices (Pool.IntN) all come from the seed,
+// so a difference between two runs of the benchmark is the code's, not chance's.
+func TestEngineSimRepeats(t *testing.T) {
+	base := Options{Prefixes: 64, PromptBlocks: 8, ZipfS: 1.1, Rate: 400, Duration: 500 * time.Millisecond}
+	o := SimOptions{Pods: 3, Slots: 2, KVBlocks: 512, OutputBlocks: 8, Prefill: 100 * time.Microsecond, Decode: time.Millisecond, Interval: 50 * time.Millisecond,
+		Scoring: DefaultScoring(), LoadFactor: 1.25, Rounds: 2}
+	w := SimWorkload{Base: Popular, BurstEvery: 200 * time.Millisecond, BurstSize: 4, BurstBytes: 8 << 10}
+	sc := SimScenario{Name: "repeat", Workload: w.For(base), Replicas: 3}
+	a, b := RunSim(o, sc), RunSim(o, sc)
+	for i := range a {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			t.Errorf("%s: two runs of the same seeds differ:\n%+v\n%+v", a[i].Policy, a[i], b[i])
+		}
 	}
 }

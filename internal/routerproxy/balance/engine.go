@@ -6,10 +6,7 @@ Licensed under the Apache License, Version 2.0.
 
 package balance
 
-import (
-	"math/rand/v2"
-	"time"
-)
+import "time"
 
 // EngineLoad is what a pod's model server last reported about its load (internal/routerproxy/
 // engine reads it).
@@ -202,7 +199,7 @@ func (p *Pool) engineScored(cands []*Endpoint, r Request, now time.Time) (*Endpo
 		case best == nil || s > bestScore:
 			best, bestScore, ties = v, s, 1
 		case s == bestScore:
-			if ties++; rand.IntN(ties) == 0 {
+			if ties++; p.intN(ties) == 0 {
 				best = v
 			}
 		}

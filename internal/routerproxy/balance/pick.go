@@ -8,7 +8,6 @@ package balance
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 	"time"
 )
@@ -67,17 +66,17 @@ func (p *Pool) Choose(r Request, now time.Time) (*Endpoint, int) {
 			return e, n
 		}
 	}
-	e := leastRequest(cands)
+	e := p.leastRequest(cands)
 	return e, e.sent.match(r.Blocks)
 }
 
 // leastRequest is the less busy of two of cands picked at random.
-func leastRequest(cands []*Endpoint) *Endpoint {
+func (p *Pool) leastRequest(cands []*Endpoint) *Endpoint {
 	if len(cands) == 1 {
 		return cands[0]
 	}
-	i := rand.IntN(len(cands))
-	j := rand.IntN(len(cands) - 1)
+	i := p.intN(len(cands))
+	j := p.intN(len(cands) - 1)
 	if j >= i {
 		j++
 	}
@@ -146,7 +145,7 @@ func (p *Pool) scored(cands []*Endpoint, blocks []uint64) (*Endpoint, int) {
 		case n > bestN || e.Outstanding() < best.Outstanding():
 			best, bestN, ties = e, n, 1
 		case e.Outstanding() == best.Outstanding():
-			if ties++; rand.IntN(ties) == 0 {
+			if ties++; p.intN(ties) == 0 {
 				best = e
 			}
 		}

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package balance
 
 import (
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -61,6 +62,11 @@ type Pool struct {
 	// BlocksPerPod is how many prompt block hashes are remembered per pod for prefix scoring
 	// (an LRU); DefaultBlocksPerPod when zero.
 	BlocksPerPod int
+	// IntN draws least request's two pods and breaks the scorers' ties, as rand.IntN: rand.IntN
+	// itself (the global source, safe for concurrent use) when nil. A simulation sets a seeded
+	// source's, rand.New(src).IntN, so that a seed gives one result; a *rand.Rand is not safe for
+	// concurrent use, so only a Pool picked from one goroutine may.
+	IntN func(n int) int
 
 	mu   sync.Mutex // serialises Update
 	snap atomic.Pointer[snapshot]
@@ -111,6 +117,13 @@ func (p *Pool) Update(addrs []string) {
 		}
 	}
 	p.snap.Store(&snapshot{eps: eps, ring: newRing(eps)})
+}
+
+func (p *Pool) intN(n int) int {
+	if p.IntN != nil {
+		return p.IntN(n)
+	}
+	return rand.IntN(n)
 }
 
 // Len is the number of pods.

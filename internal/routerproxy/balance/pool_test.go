@@ -194,3 +194,35 @@ func TestPoolKeepsCountersAcrossAFlap(t *testing.T) {
 		t.Fatal("an idle pod that left is still kept")
 	}
 }
+
+// Every random choice of a pick (least request's two pods, the prefix and engine-aware scorers'
+// ties) comes from Pool.IntN when it is set: a source that always draws the last index gives the
+// same pod every time where the global source would spread the picks.
+func TestPickDrawsItsChoicesFromIntN(t *testing.T) {
+	p := pool(4)
+	p.IntN = func(n int) int { return n - 1 }
+	eps := p.Endpoints()
+	now := time.Now()
+	blocks := []uint64{1, 2}
+	p.Remember(eps[1], blocks)
+	p.Remember(eps[2], blocks)
+	report(p, now, EngineLoad{}, EngineLoad{}, EngineLoad{}, EngineLoad{})
+	for _, c := range []struct {
+		name string
+		r    Request
+		want *Endpoint
+	}{
+		{"least request", Request{}, eps[3]},                   // i = 3, j = 2: equal loads keep i's
+		{"prefix scorer", Request{Blocks: blocks}, eps[1]},     // the tie of eps[1] and eps[2] keeps the first
+		{"engine-aware", Request{Engine: testScoring}, eps[0]}, // the tie of four keeps the first
+		{"engine-aware, prefix", Request{Blocks: blocks, Engine: testScoring}, eps[1]},
+	} {
+		if got := picks(p, c.r, now, 50); got[c.want] != 50 {
+			byAddr := map[string]int{}
+			for e, n := range got {
+				byAddr[e.Addr] = n
+			}
+			t.Errorf("%s: picks %v, want all 50 on %s", c.name, byAddr, c.want.Addr)
+		}
+	}
+}
