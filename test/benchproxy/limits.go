@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -219,24 +218,13 @@ func limitsCase(ctx context.Context, o Options, upstreamURL, dir string, logf fu
 	return res, nil
 }
 
-// scriptCalls is how many scripts redis-server has run so far (INFO commandstats); zero when it
-// cannot tell.
+// scriptCalls is how many scripts redis-server has run so far; zero when it cannot tell.
 func scriptCalls(ctx context.Context, c *goredis.Client) int64 {
 	info, err := c.Info(ctx, "commandstats").Result()
 	if err != nil {
 		return 0
 	}
-	var n int64
-	for _, line := range strings.Split(info, "\n") {
-		for _, cmd := range []string{"cmdstat_evalsha:calls=", "cmdstat_eval:calls="} {
-			if rest, ok := strings.CutPrefix(line, cmd); ok {
-				calls, _, _ := strings.Cut(rest, ",")
-				v, _ := strconv.ParseInt(calls, 10, 64)
-				n += v
-			}
-		}
-	}
-	return n
+	return redisserver.ScriptCalls(info)
 }
 
 // limitsMarkdown reports the limits case with the goals.

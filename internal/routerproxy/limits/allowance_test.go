@@ -44,7 +44,7 @@ func load(t *testing.T, replicas []*Limiter, c *routingv1.Client, n int) (int, t
 	return int(admitted.Load()), time.Since(start)
 }
 
-// Proves L10 (allowances). Two replicas whose requests arrive together take allowances, and
+// Proves L11. Two replicas whose requests arrive together take allowances, and
 // still admit no more than the one shared limit: an allowance is counted in Redis before it is
 // used.
 func TestAllowancesKeepOneSharedLimitAcrossReplicas(t *testing.T) {
@@ -62,7 +62,7 @@ func TestAllowancesKeepOneSharedLimitAcrossReplicas(t *testing.T) {
 	}
 }
 
-// Proves L10 (allowances). Far from every limit, allowances take most admissions' round trips
+// Proves L11. Far from every limit, allowances take most admissions' round trips
 // away, and what an allowance did not use goes back to Redis: once the requests are over, the
 // day's counter is exactly the tokens the requests used, and neither replica holds a
 // concurrency slot.

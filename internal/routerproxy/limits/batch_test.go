@@ -9,7 +9,6 @@ package limits
 import (
 	"context"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -43,16 +42,7 @@ func scriptCalls(t testing.TB, c *redis.Client) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, line := range strings.Split(info, "\n") {
-		for _, cmd := range []string{"cmdstat_evalsha:calls=", "cmdstat_eval:calls="} {
-			if rest, ok := strings.CutPrefix(line, cmd); ok {
-				v, _ := strconv.Atoi(strings.SplitN(rest, ",", 2)[0])
-				n += v
-			}
-		}
-	}
-	return n
+	return int(redisserver.ScriptCalls(info))
 }
 
 // Proves L10 and L4. Two replicas with 64 concurrent requests each, queued behind a round trip
