@@ -104,3 +104,33 @@ func TestWhatAnAllowanceDidNotUseGoesBack(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// Proves L11. Only the settlements of a client with an allowance wait for a round trip to ride
+// along with: a client near its limit (here one concurrent request, which no allowance fits)
+// has its slot back in Redis at once, so another replica admits its next request.
+func TestASettlementNearALimitIsSentAtOnce(t *testing.T) {
+	defer func(d time.Duration) { settleDelay = d }(settleDelay)
+	settleDelay = 3 * time.Second // what a settlement that waits would wait
+	srv := redisserver.Start(t, "")
+	a, b := replica(t, srv.Addr, "2s", false), replica(t, srv.Addr, "2s", false)
+	c := client(routingv1.Limits{ConcurrentRequests: 1})
+	_, tk := a.Admit(c, 1)
+	if tk == nil {
+		t.Fatal("refused within the limit")
+	}
+	if v, _ := b.Admit(c, 1); v.Allowed {
+		t.Fatal("a second concurrent request passed a limit of one")
+	}
+	a.Settle(tk, 1)
+	start := time.Now()
+	for {
+		if v, tk := b.Admit(c, 1); v.Allowed {
+			b.Settle(tk, 1)
+			return
+		}
+		if time.Since(start) > time.Second {
+			t.Fatalf("the other replica was still refused %v after the request ended: its settlement waited", time.Since(start))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
