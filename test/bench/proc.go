@@ -16,6 +16,8 @@ import (
 
 	"github.com/prometheus/procfs"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/llmkube/operator/test/procstat"
 )
 
 // cpuTime is the CPU a process has used so far (user plus system), from /proc/<pid>/stat; zero
@@ -126,27 +128,10 @@ func (c CPU) per(n int) CPU {
 type cpuMark struct{ op, api, etcd, bench, machine time.Duration }
 
 func (m cpuMeter) mark(operatorPID int) cpuMark {
-	return cpuMark{op: cpuTime(operatorPID), api: cpuTime(m.apiserver), etcd: cpuTime(m.etcd), bench: cpuTime(os.Getpid()), machine: machineBusy()}
+	return cpuMark{op: cpuTime(operatorPID), api: cpuTime(m.apiserver), etcd: cpuTime(m.etcd), bench: cpuTime(os.Getpid()), machine: procstat.Busy(true)}
 }
 
 func (start cpuMark) to(end cpuMark) CPU {
 	return CPU{Operator: jsonDuration(end.op - start.op), APIServer: jsonDuration(end.api - start.api), Etcd: jsonDuration(end.etcd - start.etcd),
 		Bench: jsonDuration(end.bench - start.bench), Machine: jsonDuration(end.machine - start.machine)}
-}
-
-// machineBusy is the CPU time all cores have spent busy since boot, from /proc/stat: user,
-// system and interrupts, not idle, iowait (a core waiting on the disk does no work) or steal (a
-// virtual machine's core the host ran something else on); zero when /proc cannot be read.
-func machineBusy() time.Duration {
-	fs, err := procfs.NewDefaultFS()
-	if err != nil {
-		return 0
-	}
-	st, err := fs.Stat()
-	if err != nil {
-		return 0
-	}
-	t := st.CPUTotal
-	busy := t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ
-	return time.Duration(busy * float64(time.Second))
 }

@@ -42,23 +42,6 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(st.CPUTime() * float64(time.Second))
 }
 
-// busyTime is the machine's CPU time so far on every CPU, idle and I/O wait left out, and niced
-// user time too (other work on the machine, such as a build run with nice, is not the bench's);
-// zero when it cannot be read.
-func busyTime() time.Duration {
-	st, err := procfs.NewDefaultFS()
-	if err != nil {
-		return 0
-	}
-	s, err := st.Stat()
-	if err != nil {
-		return 0
-	}
-	c := s.CPUTotal
-	busy := c.User + c.System + c.IRQ + c.SoftIRQ + c.Steal
-	return time.Duration(busy * float64(time.Second))
-}
-
 // bodyCPU sends requests bodies of size bytes of each kind through each hop, four at a time, and
 // divides each hop process's CPU by the MiB it forwarded. /proc's 10 ms resolution is far below
 // what 4 MiB bodies cost.

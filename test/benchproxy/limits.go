@@ -17,6 +17,7 @@ import (
 	"time"
 
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
+	"github.com/llmkube/operator/test/procstat"
 	"github.com/llmkube/operator/test/redisserver"
 	goredis "github.com/redis/go-redis/v9"
 )
@@ -161,12 +162,12 @@ func limitsCase(ctx context.Context, o Options, upstreamURL, dir string, logf fu
 			from := make(chan [4]time.Duration, 1)
 			calls := make(chan int64, 1)
 			time.AfterFunc(o.Warmup, func() {
-				from <- [4]time.Duration{cpuTime(children[m].cmd.Process.Pid), cpuTime(redis.Pid()), cpuTime(os.Getpid()), busyTime()}
+				from <- [4]time.Duration{cpuTime(children[m].cmd.Process.Pid), cpuTime(redis.Pid()), cpuTime(os.Getpid()), procstat.Busy(false)}
 				calls <- scriptCalls(ctx, rc)
 			})
 			th, failed := throughputWith(ctx, client, "http://"+children[m].addr, o.Concurrency, o.Warmup, o.Duration)
 			f := <-from
-			proxyCPU, machine := cpuTime(children[m].cmd.Process.Pid)-f[0], busyTime()-f[3]
+			proxyCPU, machine := cpuTime(children[m].cmd.Process.Pid)-f[0], procstat.Busy(false)-f[3]
 			cpu[m] += proxyCPU
 			loadCPU[m] += cpuTime(os.Getpid()) - f[2]
 			machineCPU[m] += machine
