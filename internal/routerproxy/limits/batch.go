@@ -35,11 +35,11 @@ const maxBatch = 256
 const settleQueue = 4096
 
 // settleDelay is how long the settlements of clients with an allowance may wait for a round
-// trip to ride along with: far from every limit, a slot or a charge a few milliseconds late
+// trip to ride along with: far from every limit, a slot or a charge some milliseconds late
 // changes no decision, and at 64 concurrent requests batches of settlements alone were the most
 // round trips once allowances took the admissions (docs/limits.md, "What it costs"). A
 // variable for the test that makes it long.
-var settleDelay = 5 * time.Millisecond
+var settleDelay = 20 * time.Millisecond
 
 // settlement is one request's charge, waiting for the next batch.
 type settlement struct {
