@@ -51,11 +51,12 @@ type allowance struct {
 	t *Ticket
 	// requests and tokens are what is left.
 	requests, tokens int64
-	// rtat and ttat are the rates' arrival times (Redis's clock, ms) as this replica's own
-	// admissions leave them, for the headers; redisNow is Redis's clock at the grant and skew
-	// Redis's clock less this replica's.
-	rtat, ttat, redisNow, skew float64
-	until                      time.Time
+	// at are the rates' arrival times (Redis's clock) as this replica's own admissions leave
+	// them, for the headers; redisNow is Redis's clock at the grant (ms) and skew Redis's clock
+	// less this replica's.
+	at             arrivals
+	redisNow, skew float64
+	until          time.Time
 }
 
 // allowanceKey names a client's allowance: its counters and the limits it was granted under.
@@ -94,19 +95,7 @@ func (s *redisStore) fromAllowance(t *Ticket, now time.Time) (Verdict, bool) {
 	if tokens {
 		a.tokens -= t.reserved
 	}
-	l, at := t.limits, millis(now)+a.skew
-	v := Verdict{Allowed: true}
-	if l.RequestsPerMinute > 0 {
-		rpm := float64(l.RequestsPerMinute)
-		a.rtat = max(a.rtat, at) + minute/rpm
-		v.Requests = window(a.rtat, at, rpm)
-	}
-	if l.TokensPerMinute > 0 {
-		tpm := float64(l.TokensPerMinute)
-		a.ttat = max(a.ttat, at) + float64(t.reserved)*minute/tpm
-		v.Tokens = window(a.ttat, at, tpm)
-	}
-	return v, true
+	return a.at.admit(t.limits, t.reserved, millis(now)+a.skew), true
 }
 
 // wantsAllowance says a call of n admissions of t's client should ask for an allowance: the

@@ -6,6 +6,8 @@ Licensed under the Apache License, Version 2.0.
 
 package limits
 
+import routingv1 "github.com/llmkube/operator/api/routing/v1"
+
 // minute is the period of every rate, in milliseconds.
 const minute = 60_000.0
 
@@ -35,4 +37,25 @@ func window(tat, now, limit float64) Window {
 // wait it out).
 func settleRate(tat, now, limit, delta float64) float64 {
 	return max(max(tat, now)+delta*minute/limit, now)
+}
+
+// arrivals are a client's two rates' theoretical arrival times (ms) as its admissions leave
+// them, where a store works out headers itself: the Redis script's fast path and an allowance.
+type arrivals struct{ requests, tokens float64 }
+
+// admit counts an admission of reserved tokens under l at now and is its verdict: allowed, with
+// the windows it leaves (its headers). It decides nothing: the caller knows the admission fits.
+func (a *arrivals) admit(l routingv1.Limits, reserved int64, now float64) Verdict {
+	v := Verdict{Allowed: true}
+	if l.RequestsPerMinute > 0 {
+		rpm := float64(l.RequestsPerMinute)
+		a.requests = max(a.requests, now) + minute/rpm
+		v.Requests = window(a.requests, now, rpm)
+	}
+	if l.TokensPerMinute > 0 {
+		tpm := float64(l.TokensPerMinute)
+		a.tokens = max(a.tokens, now) + float64(reserved)*minute/tpm
+		v.Tokens = window(a.tokens, now, tpm)
+	}
+	return v
 }

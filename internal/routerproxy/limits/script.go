@@ -343,22 +343,13 @@ func (c *call) encode(me string) ([]string, []any) {
 func (c *call) fastPath(res []int64) []Verdict {
 	l := c.limits
 	now := float64(res[1])
-	rtat, ttat := float64(res[2])/1000, float64(res[3])/1000
+	at := arrivals{requests: float64(res[2]) / 1000, tokens: float64(res[3]) / 1000}
 	out := make([]Verdict, len(c.admits))
 	for i, a := range c.admits {
-		v := Verdict{Allowed: true}
-		if l.RequestsPerMinute > 0 {
-			rtat += minute / float64(l.RequestsPerMinute)
-			v.Requests = window(rtat, now, float64(l.RequestsPerMinute))
-		}
-		if l.TokensPerMinute > 0 {
-			ttat += float64(a.t.reserved) * minute / float64(l.TokensPerMinute)
-			v.Tokens = window(ttat, now, float64(l.TokensPerMinute))
-		}
-		out[i] = v
+		out[i] = at.admit(l, a.t.reserved, now)
 	}
 	if res[4] > 0 {
-		c.granted = &allowance{t: c.admits[len(c.admits)-1].t, requests: res[4], tokens: res[5], rtat: rtat, ttat: ttat, redisNow: now}
+		c.granted = &allowance{t: c.admits[len(c.admits)-1].t, requests: res[4], tokens: res[5], at: at, redisNow: now}
 	}
 	return out
 }
