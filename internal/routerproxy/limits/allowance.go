@@ -152,6 +152,6 @@ func (s *redisStore) giveBackAll() {
 	s.b.refunds = nil
 	s.b.mu.Unlock()
 	if len(refunds) > 0 {
-		_ = s.sendBatch(nil, nil, refunds)
+		_ = s.send(nil, nil, refunds)
 	}
 }

@@ -121,7 +121,7 @@ func (s *redisStore) settle(t *Ticket, used int64) error {
 	s.b.mu.Lock()
 	if len(s.b.settles) >= settleQueue {
 		s.b.mu.Unlock()
-		err := s.send(nil, []settlement{{t, used}})
+		err := s.send(nil, []settlement{{t, used}}, nil)
 		if err == nil {
 			s.settled(1)
 		}
@@ -188,7 +188,7 @@ func (s *redisStore) loop() {
 					live = append(live, a)
 				}
 			}
-			if err := s.sendBatch(live, settles, refunds); err != nil && len(settles)+len(refunds) > 0 {
+			if err := s.send(live, settles, refunds); err != nil && len(settles)+len(refunds) > 0 {
 				s.failed(err)
 			} else if len(settles) > 0 {
 				s.settled(len(settles))
@@ -197,12 +197,7 @@ func (s *redisStore) loop() {
 	}
 }
 
-// send runs one batch of admissions and settlements (sendBatch).
-func (s *redisStore) send(admits []*admission, settles []settlement) error {
-	return s.sendBatch(admits, settles, nil)
-}
-
-// sendBatch runs one batch in one pipelined round trip, answers its admissions and makes the
+// send runs one batch in one pipelined round trip, answers its admissions and makes the
 // allowances it granted this replica's; its error is the settlements' and refunds' (a failed
 // call's admissions get their own error). A Redis that lost its scripts (a restart) gets them
 // loaded again and the batch once more.
@@ -210,8 +205,8 @@ func (s *redisStore) send(admits []*admission, settles []settlement) error {
 // Note: a client's call asks for an allowance when it carries two admissions or more (its
 // requests arrive together), or its last allowance was used up, and the client has none: a lone
 // request, or one near a limit, is decided in Redis as before.
-func (s *redisStore) sendBatch(admits []*admission, settles []settlement, refunds []*allowance) error {
-	calls := groupBatch(admits, settles, refunds)
+func (s *redisStore) send(admits []*admission, settles []settlement, refunds []*allowance) error {
+	calls := groupCalls(admits, settles, refunds)
 	for _, c := range calls {
 		if len(c.admits) > 0 && s.b.wantsAllowance(c.admits[0].t, len(c.admits)) {
 			c.ask = maxAllowance

@@ -155,7 +155,7 @@ func TestAnAdmissionAnsweredAfterItsCallerLeftIsRefunded(t *testing.T) {
 	now := time.Now()
 	late := &admission{t: newTicket("refund", c, 600, now), done: make(chan struct{})}
 	late.state.Store(abandoned) // its caller's timeout passed while the batch was in flight
-	if err := rs.send([]*admission{late}, nil); err != nil || !late.v.Allowed {
+	if err := rs.send([]*admission{late}, nil, nil); err != nil || !late.v.Allowed {
 		t.Fatalf("the late admission: %+v %v", late.v, err)
 	}
 	var v Verdict
@@ -249,7 +249,7 @@ func TestABatchThatFitsIsDecidedOnItsSumsWithEachAdmissionsOwnHeaders(t *testing
 		for range n {
 			admits = append(admits, &admission{t: newTicket("fit", c, 100, time.Now()), done: make(chan struct{})})
 		}
-		call := groupCalls(admits, nil)[0]
+		call := groupCalls(admits, nil, nil)[0]
 		keys, args := call.encode(rs.replica)
 		res, err := batchScript.Eval(context.Background(), rs.c, keys, args...).Int64Slice()
 		if err != nil {

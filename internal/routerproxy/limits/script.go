@@ -203,16 +203,12 @@ type call struct {
 	granted *allowance
 }
 
-// groupCalls splits a batch into one call per client and limits, in the order they first appear.
+// groupCalls splits a batch into one call per client and limits, in the order they first appear;
+// each allowance given back goes in its client's call.
 //
 // Note: a client's tickets normally share one call; a reload that changed its limits while
 // requests were in flight gives it two (the old limits settle what they admitted).
-func groupCalls(admits []*admission, settles []settlement) []*call {
-	return groupBatch(admits, settles, nil)
-}
-
-// groupBatch is groupCalls with the allowances given back, each in its client's call.
-func groupBatch(admits []*admission, settles []settlement, refunds []*allowance) []*call {
+func groupCalls(admits []*admission, settles []settlement, refunds []*allowance) []*call {
 	var calls []*call
 	find := func(t *Ticket) *call {
 		for _, c := range calls {
