@@ -50,8 +50,8 @@ type LimitsResult struct {
 	// time (/proc/stat, softirqs included) per request: throughput is the machine's CPU, so what
 	// the limits cost shows there, including what the client and the kernel spend on it.
 	LoadCPU, MachineCPU map[string]time.Duration
-	// ScriptCalls is redis-server's script calls per request with limits on: how many requests a
-	// batch carries (docs/limits.md, L10).
+	// ScriptCalls is redis-server's script calls per request with limits on: what batches and
+	// allowances leave of a round trip per request (docs/limits.md, L10 and L11).
 	ScriptCalls float64
 	// RoundRatios are limits on over limits off in each round: the two modes of a round ran
 	// seconds apart, so on a shared machine their ratio is steadier than the ratio of medians.
@@ -247,20 +247,21 @@ func limitsMarkdown(r *Result) string {
 			l.CPU[m].Round(time.Microsecond), l.RedisCPU[m].Round(time.Microsecond), l.LoadCPU[m].Round(time.Microsecond), l.MachineCPU[m].Round(time.Microsecond), mib(l.IdleRSS[m]), mib(l.RSS[m]), l.Failures[m])
 	}
 	on, uon := l.Through[limitsOn], l.Unloaded[limitsOn]
-	ratios := make([]string, len(l.RoundRatios))
-	for i, r := range l.RoundRatios {
-		ratios[i] = fmt.Sprintf("%.2fx", r)
-	}
-	fmt.Fprintf(&b, "\nredis-server ran %.3f script calls per request with limits on (one call carries a batch of about %.0f admissions and settlements).\n", l.ScriptCalls, 2/max(l.ScriptCalls, 1e-9))
-	fmt.Fprintf(&b, "\nLimits on over limits off in each interleaved round: %s (median **%.2fx**).\n", strings.Join(ratios, ", "), medianOf(l.RoundRatios))
-	mem := make([]string, len(l.MemoryRoundRatios))
-	for i, r := range l.MemoryRoundRatios {
-		mem[i] = fmt.Sprintf("%.2fx", r)
-	}
-	fmt.Fprintf(&b, "\nThe same limits counted in the replica's memory (no Redis; what one replica alone enforces) over limits off: %s (median %.2fx).\n", strings.Join(mem, ", "), medianOf(l.MemoryRoundRatios))
+	fmt.Fprintf(&b, "\nredis-server ran %.3f script calls per request with limits on (a call per %.0f requests).\n", l.ScriptCalls, 1/max(l.ScriptCalls, 1e-9))
+	fmt.Fprintf(&b, "\nLimits on over limits off in each interleaved round: %s (median **%.2fx**).\n", ratioList(l.RoundRatios), medianOf(l.RoundRatios))
+	fmt.Fprintf(&b, "\nThe same limits counted in the replica's memory (no Redis; what one replica alone enforces) over limits off: %s (median %.2fx).\n", ratioList(l.MemoryRoundRatios), medianOf(l.MemoryRoundRatios))
 	fmt.Fprintf(&b, "\nCPU per request is the process's user and system time over the measured part of the rounds (/proc, 10 ms ticks) divided by the requests counted; clients and upstream is this benchmark's own process, machine every CPU's busy time (/proc/stat, interrupts included): at %d concurrent on a machine this small, throughput is the machine's CPU, so the limits cost their added CPU.\n", o.Concurrency)
 	fmt.Fprintf(&b, "\nGoals: ≥ 0.9× the throughput of limits off: **%.2fx**; added p99 ≤ 1 ms (one client): **%v**.\n", on.RPS/off.RPS, (uon.P99 - uoff.P99).Round(time.Microsecond))
 	return b.String()
+}
+
+// ratioList is xs as a report lists ratios: "0.91x, 0.88x".
+func ratioList(xs []float64) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = fmt.Sprintf("%.2fx", x)
+	}
+	return strings.Join(out, ", ")
 }
 
 // medianOf is the median of xs (0 when empty).

@@ -298,7 +298,7 @@ func (c *call) encode(me string) ([]string, []any) {
 	}
 	entries := make([]any, 0, 3*len(c.admits))
 	var asum, amax int64
-	var askDay, askMonth int // an allowance's tokens go to the last admission's periods
+	var askQuota [2]int // the day's and month's counters an allowance's tokens go to: the last admission's
 	for _, a := range c.admits {
 		n := a.t.reserved
 		asum, amax = asum+n, max(amax, n)
@@ -309,11 +309,7 @@ func (c *call) encode(me string) ([]string, []any) {
 				q.admitted += n
 			}
 			entries = append(entries, i)
-			if j == 0 {
-				askDay = i
-			} else {
-				askMonth = i
-			}
+			askQuota[j] = i
 		}
 	}
 	t := &Ticket{key: c.key}
@@ -330,7 +326,7 @@ func (c *call) encode(me string) ([]string, []any) {
 	for _, q := range c.quotas {
 		args = append(args, q.admitted)
 	}
-	args = append(args, c.ask, c.ask*amax, askDay, askMonth, minAllowance)
+	args = append(args, c.ask, c.ask*amax, askQuota[0], askQuota[1], minAllowance)
 	return keys, append(args, entries...)
 }
 

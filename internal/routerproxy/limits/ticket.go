@@ -52,8 +52,7 @@ func newTicket(prefix string, c *routingv1.Client, reserve int64, now time.Time)
 // settles says a charge of used changes a counter: the ticket holds a concurrency slot, or it
 // has a token limit and used differs from what it reserved.
 func (t *Ticket) settles(used int64) bool {
-	l := t.limits
-	return t.held || (used != t.reserved && (l.TokensPerMinute > 0 || l.TokensPerDay > 0 || l.TokensPerMonth > 0))
+	return t.held || (used != t.reserved && tokenLimited(t.limits))
 }
 
 func (t *Ticket) rpmKey() string   { return t.key + ":rpm" }
