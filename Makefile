@@ -32,7 +32,7 @@ generate: ## Deepcopy and apply configurations from the API types.
 
 .PHONY: manifests
 manifests: ## CRDs into config/crd/bases and RBAC into config/rbac, from markers; both copied into the chart's files/.
-	$(CONTROLLER_GEN) crd paths=./api/... output:crd:dir=config/crd/bases
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths=./api/... output:crd:dir=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=llmkube-operator paths=./controllers/... output:rbac:dir=config/rbac
 	@if [ -d $(CHART) ]; then \
 		rm -rf $(CHART)/files/crds && mkdir -p $(CHART)/files/crds && \

@@ -22,6 +22,8 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=inference.llmkube.dev, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("AutoscalingMetric"):
+		return &apiv1alpha1.AutoscalingMetricApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("AutoscalingSpec"):
 		return &apiv1alpha1.AutoscalingSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Backend"):
@@ -46,6 +48,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.GatewayParentReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("GatewaySpec"):
 		return &apiv1alpha1.GatewaySpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("GPUSharding"):
+		return &apiv1alpha1.GPUShardingApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("InferenceService"):
 		return &apiv1alpha1.InferenceServiceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("InferenceServiceSpec"):
@@ -90,6 +94,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ModelRouterStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ModelSpec"):
 		return &apiv1alpha1.ModelSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ProbeOverrides"):
+		return &apiv1alpha1.ProbeOverridesApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ProxyResources"):
 		return &apiv1alpha1.ProxyResourcesApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ProxySpec"):
@@ -102,6 +108,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ResourceSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RolloutPolicy"):
 		return &apiv1alpha1.RolloutPolicyApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RopeScalingSpec"):
+		return &apiv1alpha1.RopeScalingSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RouterClient"):
 		return &apiv1alpha1.RouterClientApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RoutingRule"):
@@ -110,6 +118,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.SecretKeyReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SecretKeySelector"):
 		return &apiv1alpha1.SecretKeySelectorApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TGIConfig"):
+		return &apiv1alpha1.TGIConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("VLLMConfig"):
+		return &apiv1alpha1.VLLMConfigApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("VLLMSpeculative"):
+		return &apiv1alpha1.VLLMSpeculativeApplyConfiguration{}
 
 	}
 	return nil

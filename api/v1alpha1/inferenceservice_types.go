@@ -9,45 +9,29 @@ package v1alpha1
 import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Runtime is the inference server an InferenceService runs.
-// +kubebuilder:validation:Enum=llamacpp;vllm;tgi;sglang;personaplex;generic
+// +kubebuilder:validation:Enum=llamacpp;llamacpp-router;vllm;tgi;sglang;personaplex;generic
 type Runtime string
 
 const (
-	RuntimeLlamaCPP    Runtime = "llamacpp"
-	RuntimeVLLM        Runtime = "vllm"
-	RuntimeTGI         Runtime = "tgi"
-	RuntimeSGLang      Runtime = "sglang"
-	RuntimePersonaPlex Runtime = "personaplex"
-	RuntimeGeneric     Runtime = "generic"
+	RuntimeLlamaCPP Runtime = "llamacpp"
+	// RuntimeLlamaCPPRouter is LLMKube's llama.cpp router mode (several models in one server); accepted, and reported Stalled (UnservedField).
+	RuntimeLlamaCPPRouter Runtime = "llamacpp-router"
+	RuntimeVLLM           Runtime = "vllm"
+	RuntimeTGI            Runtime = "tgi"
+	RuntimeSGLang         Runtime = "sglang"
+	RuntimePersonaPlex    Runtime = "personaplex"
+	RuntimeGeneric        Runtime = "generic"
 )
 
 // InferenceServiceSpec describes one model served by one inference runtime.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.model) != has(self.modelRef)",message="exactly one of spec.model and spec.modelRef must be set: spec.model names the model inline, spec.modelRef names a Model in the same namespace"
-// +kubebuilder:validation:XValidation:rule="!has(self.contextSize)",message="spec.contextSize (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as -c 8192 for llama.cpp or --max-model-len 8192 for vLLM"
-// +kubebuilder:validation:XValidation:rule="!has(self.parallelSlots)",message="spec.parallelSlots (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --parallel 4"
-// +kubebuilder:validation:XValidation:rule="!has(self.flashAttention)",message="spec.flashAttention (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --flash-attn on"
-// +kubebuilder:validation:XValidation:rule="!has(self.jinja)",message="spec.jinja (LLMKube) is not supported: put the runtime's flag in spec.extraArgs: --jinja"
-// +kubebuilder:validation:XValidation:rule="!has(self.cacheTypeK)",message="spec.cacheTypeK (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --cache-type-k q8_0"
-// +kubebuilder:validation:XValidation:rule="!has(self.cacheTypeV)",message="spec.cacheTypeV (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --cache-type-v q8_0"
-// +kubebuilder:validation:XValidation:rule="!has(self.moeCPUOffload)",message="spec.moeCPUOffload (LLMKube) is not supported: put the runtime's flag in spec.extraArgs: --cpu-moe"
-// +kubebuilder:validation:XValidation:rule="!has(self.moeCPULayers)",message="spec.moeCPULayers (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --n-cpu-moe 8"
-// +kubebuilder:validation:XValidation:rule="!has(self.noKvOffload)",message="spec.noKvOffload (LLMKube) is not supported: put the runtime's flag in spec.extraArgs: --no-kv-offload"
-// +kubebuilder:validation:XValidation:rule="!has(self.tensorOverrides)",message="spec.tensorOverrides (LLMKube) is not supported: put the runtime's flags in spec.extraArgs, such as --override-tensor exps=CPU"
-// +kubebuilder:validation:XValidation:rule="!has(self.batchSize)",message="spec.batchSize (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --batch-size 2048"
-// +kubebuilder:validation:XValidation:rule="!has(self.uBatchSize)",message="spec.uBatchSize (LLMKube) is not supported: put the runtime's flag in spec.extraArgs, such as --ubatch-size 512"
-// +kubebuilder:validation:XValidation:rule="!has(self.command)",message="spec.command (LLMKube) is not supported: set spec.image, whose own entrypoint the operator then keeps, and spec.args"
-// +kubebuilder:validation:XValidation:rule="!has(self.probeOverrides)",message="spec.probeOverrides (LLMKube) is not supported: the operator probes the runtime's own health path, or the port for runtime generic"
-// +kubebuilder:validation:XValidation:rule="!has(self.personaPlexConfig)",message="spec.personaPlexConfig (LLMKube) is not supported: put the runtime's flags in spec.extraArgs and the token Secret in the Model's spec.sourceSecretRef"
-// +kubebuilder:validation:XValidation:rule="!has(self.vllmConfig)",message="spec.vllmConfig (LLMKube) is not supported: put the runtime's flags in spec.extraArgs, such as --max-model-len 2048 --dtype float16, and the token Secret in the Model's spec.sourceSecretRef"
-// +kubebuilder:validation:XValidation:rule="!has(self.tgiConfig)",message="spec.tgiConfig (LLMKube) is not supported: put the runtime's flags in spec.extraArgs, such as --max-input-tokens 2048, and the token Secret in the Model's spec.sourceSecretRef"
-// +kubebuilder:validation:XValidation:rule="!has(self.priority)",message="spec.priority (LLMKube) is not supported: the operator sets no priority class; remove the field"
-// +kubebuilder:validation:XValidation:rule="!has(self.priorityClassName)",message="spec.priorityClassName (LLMKube) is not supported: the operator sets no priority class; remove the field"
 // +kubebuilder:validation:XValidation:rule="self.runtime != 'generic' || has(self.image)",message="spec.image is required when runtime is generic: the operator knows no default image for it"
 type InferenceServiceSpec struct {
 	// runtime is the inference server that loads and serves the model: llamacpp, vllm, tgi, sglang, personaplex or generic. The operator knows the default image, port, arguments and health check of each runtime except generic, which needs spec.image and usually spec.args. Defaults to llamacpp.
@@ -176,7 +160,7 @@ type InferenceServiceSpec struct {
 	// +optional
 	Gateway *GatewaySpec `json:"gateway,omitempty"`
 
-	// Maintainers: LLMKube's InferenceService fields the operator rejects (llmkube_types.go).
+	// Maintainers: LLMKube's InferenceService fields (llmkube_types.go).
 
 	LLMKubeInferenceServiceFields `json:",inline"`
 }
@@ -245,12 +229,21 @@ type EndpointSpec struct {
 	// type is the type of the Service: ClusterIP, NodePort or LoadBalancer. Defaults to ClusterIP.
 	// +optional
 	Type *ServiceType `json:"type,omitempty"`
+
+	// nodePort is the node port of a NodePort or LoadBalancer Service (LLMKube's field). When unset, Kubernetes picks one.
+	// +optional
+	// +kubebuilder:validation:Minimum=30000
+	// +kubebuilder:validation:Maximum=32767
+	NodePort *int32 `json:"nodePort,omitempty"`
+
+	// gateway is LLMKube's route through one Gateway. Not served in this form: the InferenceService reports Stalled=True (UnservedField) while it is enabled; spec.gateway routes through the Gateway API Inference Extension.
+	// +optional
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Gateway *apiextensionsv1.JSON `json:"gateway,omitempty"`
 }
 
 // ResourceSpec is the compute a runtime container asks for.
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.gpuMemory)",message="spec.resources.gpuMemory (LLMKube) is not supported: pick GPU nodes with spec.nodeSelector"
-// +kubebuilder:validation:XValidation:rule="!has(self.hostMemory)",message="spec.resources.hostMemory (LLMKube) is not supported: set spec.resources.memory"
 type ResourceSpec struct {
 	// gpu is the number of nvidia.com/gpu the container requests and is limited to. With one or more GPUs, the Deployment replaces pods with the Recreate strategy instead of a rolling update, since two copies of a model rarely fit on one node. Between 0 and 64; defaults to none.
 	// +optional
@@ -267,7 +260,7 @@ type ResourceSpec struct {
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self))",messageExpression="'spec.resources.memory ' + string(self) + ' is not a quantity: write a number and a unit, Ki, Mi, Gi or Ti (powers of 1024) or k, M, G or T (powers of 1000), such as 16Gi; 16GB has no unit B'"
 	Memory *resource.Quantity `json:"memory,omitempty"`
 
-	// Maintainers: LLMKube's resources fields the operator rejects (llmkube_types.go).
+	// Maintainers: LLMKube's resources fields (llmkube_types.go).
 
 	LLMKubeResourceFields `json:",inline"`
 }
@@ -285,10 +278,48 @@ type AutoscalingSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	MaxReplicas int32 `json:"maxReplicas"`
 
-	// metrics the autoscaler scales on, in the form of a HorizontalPodAutoscaler's spec.metrics. Defaults to an average CPU utilization of 80%.
+	// metrics the autoscaler scales on, in the form of a HorizontalPodAutoscaler's spec.metrics, or in LLMKube's short form (type Pods or Resource with name and targetAverageValue or targetAverageUtilization). Defaults to an average CPU utilization of 80%.
 	// +optional
 	// +listType=atomic
-	Metrics []autoscalingv2.MetricSpec `json:"metrics,omitempty"`
+	Metrics []AutoscalingMetric `json:"metrics,omitempty"`
+}
+
+// AutoscalingMetric is one metric of a HorizontalPodAutoscaler's spec.metrics, or LLMKube's short
+// form of one.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.name) || (!has(self.pods) && !has(self.resource) && !has(self.object) && !has(self.external) && !has(self.containerResource))",message="spec.autoscaling.metrics[]: name (LLMKube's short form) excludes pods, resource, object, external and containerResource: write one form"
+// +kubebuilder:validation:XValidation:rule="!has(self.name) || self.type == 'Pods' || self.type == 'Resource'",message="spec.autoscaling.metrics[]: LLMKube's short form (name) takes type Pods or Resource"
+type AutoscalingMetric struct {
+	// type is the kind of metric: Object, Pods, Resource, ContainerResource or External, as in a HorizontalPodAutoscaler.
+	// +required
+	Type autoscalingv2.MetricSourceType `json:"type"`
+	// object is a HorizontalPodAutoscaler's object metric.
+	// +optional
+	Object *autoscalingv2.ObjectMetricSource `json:"object,omitempty"`
+	// pods is a HorizontalPodAutoscaler's pods metric.
+	// +optional
+	Pods *autoscalingv2.PodsMetricSource `json:"pods,omitempty"`
+	// resource is a HorizontalPodAutoscaler's resource metric.
+	// +optional
+	Resource *autoscalingv2.ResourceMetricSource `json:"resource,omitempty"`
+	// containerResource is a HorizontalPodAutoscaler's container resource metric.
+	// +optional
+	ContainerResource *autoscalingv2.ContainerResourceMetricSource `json:"containerResource,omitempty"`
+	// external is a HorizontalPodAutoscaler's external metric.
+	// +optional
+	External *autoscalingv2.ExternalMetricSource `json:"external,omitempty"`
+
+	// name is LLMKube's short form: the Pods metric or the resource (cpu, memory) to scale on.
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// targetAverageValue is LLMKube's short form: the average value per pod to keep, such as "2".
+	// +optional
+	TargetAverageValue *string `json:"targetAverageValue,omitempty"`
+
+	// targetAverageUtilization is LLMKube's short form: the average utilization in percent of a Resource metric.
+	// +optional
+	TargetAverageUtilization *int32 `json:"targetAverageUtilization,omitempty"`
 }
 
 // DisruptionSpec says when the runtime pods carry karpenter.sh/do-not-disrupt.

@@ -7,144 +7,432 @@ Licensed under the Apache License, Version 2.0.
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// Maintainers: fields of LLMKube's InferenceService and Model that this operator does not support.
-// They are declared, with LLMKube's types, only so that admission can reject them with a message that names
-// the field and says what to use instead: an undeclared field would be pruned (and a field without
-// a type is invisible to the rules), and a client that
-// does not ask for strict field validation would see it silently dropped. The rules that reject
-// them sit on the struct that embeds each group (InferenceServiceSpec, ResourceSpec, ModelKindSpec,
-// ModelHardware, ModelGPU). docs/models.md lists every field.
+// Maintainers: LLMKube v0.9.19's fields of InferenceService and Model, with LLMKube's names,
+// types and enums, so that every manifest LLMKube accepts applies here unchanged (strict field
+// validation included) and an object LLMKube's operator stored keeps every field it had. Each is
+// served: controllers/runtimes turns it into the runtime's flags, and the InferenceService's plan
+// into resources, scheduling and volumes. A field this operator cannot serve (docs/models.md lists
+// them) is accepted all the same, and the plan is then blocked with Stalled=True and the
+// reason UnservedField, naming the field and what would serve it: no LLMKube field is refused at
+// admission, and none is ignored in silence. Where the API already had a way (extraArgs, args),
+// the LLMKube field and that way must agree: the rules on InferenceServiceSpec refuse a flag set
+// by both, naming both.
+//
+// Groups that only stall (speculativeDecoding, sglangConfig, slo, ...) are stored as JSON
+// objects that keep every field, so an upgrade loses none of them and a later version can serve
+// them from what is stored.
 
-// LLMKubeInferenceServiceFields are LLMKube's fields of spec that admission rejects.
+// LLMKubeInferenceServiceFields are LLMKube's fields of an InferenceService's spec.
 type LLMKubeInferenceServiceFields struct {
-	// contextSize is LLMKube's field for the llama.cpp context size. It is not supported: admission rejects it with a message that says what to use instead.
+	// mode is what llama.cpp serves: chat (the default), embedding (--embedding --pooling last) or rerank (--reranking --embedding --pooling rank); both of the latter also set --cache-ram 0, since llama.cpp's prompt cache is only read for completions. Only llamacpp serves embedding and rerank.
 	// +optional
-	ContextSize *int64 `json:"contextSize,omitempty"`
+	// +kubebuilder:validation:Enum=chat;embedding;rerank
+	Mode string `json:"mode,omitempty"`
 
-	// parallelSlots is LLMKube's field for the llama.cpp number of request slots. It is not supported: admission rejects it with a message that says what to use instead.
+	// suspend scales the runtime to zero pods while true and back to spec.replicas when false, keeping the Service, the cache and every setting. Defaults to false.
 	// +optional
-	ParallelSlots *int64 `json:"parallelSlots,omitempty"`
+	Suspend bool `json:"suspend,omitempty"`
 
-	// flashAttention is LLMKube's field for the llama.cpp flash attention switch. It is not supported: admission rejects it with a message that says what to use instead.
+	// topologySpreadConstraints of the runtime pods, as in a pod's spec.
+	// +optional
+	// +listType=atomic
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+
+	// affinity of the runtime pods, as in a pod's spec.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// runtimeClassName of the runtime pods, such as nvidia where the GPU runtime is not the node's default.
+	// +optional
+	RuntimeClassName *string `json:"runtimeClassName,omitempty"`
+
+	// contextSize is llama.cpp's --ctx-size, vLLM's --max-model-len when vllmConfig.maxModelLen is unset, and TGI's --max-total-tokens when tgiConfig.maxTotalTokens is unset.
+	// +optional
+	ContextSize *int32 `json:"contextSize,omitempty"`
+
+	// ropeScaling is llama.cpp's RoPE scaling: --rope-scaling, --rope-scale and --yarn-orig-ctx.
+	// +optional
+	RopeScaling *RopeScalingSpec `json:"ropeScaling,omitempty"`
+
+	// parallelSlots is how many requests the server decodes at once: llama.cpp's --parallel, vLLM's --max-num-seqs.
+	// +optional
+	ParallelSlots *int32 `json:"parallelSlots,omitempty"`
+
+	// flashAttention turns on llama.cpp's --flash-attn on where the pod has GPUs; on a CPU pod it changes nothing, as with LLMKube.
 	// +optional
 	FlashAttention *bool `json:"flashAttention,omitempty"`
 
-	// jinja is LLMKube's field for the llama.cpp chat template switch. It is not supported: admission rejects it with a message that says what to use instead.
+	// jinja makes llama.cpp use the model's Jinja chat template (--jinja), which tool calls need.
 	// +optional
 	Jinja *bool `json:"jinja,omitempty"`
 
-	// cacheTypeK is LLMKube's field for the llama.cpp key cache type. It is not supported: admission rejects it with a message that says what to use instead.
+	// cacheTypeK is llama.cpp's --cache-type-k; cacheTypeCustomK replaces it.
 	// +optional
-	CacheTypeK *string `json:"cacheTypeK,omitempty"`
+	// +kubebuilder:validation:Enum=f16;f32;q8_0;q4_0;q4_1;q5_0;q5_1;iq4_nl
+	CacheTypeK string `json:"cacheTypeK,omitempty"`
 
-	// cacheTypeV is LLMKube's field for the llama.cpp value cache type. It is not supported: admission rejects it with a message that says what to use instead.
+	// cacheTypeV is llama.cpp's --cache-type-v; cacheTypeCustomV replaces it.
 	// +optional
-	CacheTypeV *string `json:"cacheTypeV,omitempty"`
+	// +kubebuilder:validation:Enum=f16;f32;q8_0;q4_0;q4_1;q5_0;q5_1;iq4_nl
+	CacheTypeV string `json:"cacheTypeV,omitempty"`
 
-	// moeCPUOffload is LLMKube's field for the llama.cpp expert offload switch. It is not supported: admission rejects it with a message that says what to use instead.
+	// cacheTypeCustomK is a --cache-type-k value outside cacheTypeK's list, for builds of llama.cpp that have more (such as turbo3).
+	// +optional
+	CacheTypeCustomK string `json:"cacheTypeCustomK,omitempty"`
+
+	// cacheTypeCustomV is a --cache-type-v value outside cacheTypeV's list.
+	// +optional
+	CacheTypeCustomV string `json:"cacheTypeCustomV,omitempty"`
+
+	// moeCPUOffload keeps every mixture-of-experts weight in host memory: llama.cpp's --cpu-moe.
 	// +optional
 	MoeCPUOffload *bool `json:"moeCPUOffload,omitempty"`
 
-	// moeCPULayers is LLMKube's field for the llama.cpp number of expert layers on the CPU. It is not supported: admission rejects it with a message that says what to use instead.
+	// moeCPULayers keeps the experts of this many layers in host memory: llama.cpp's --n-cpu-moe.
 	// +optional
-	MoeCPULayers *int64 `json:"moeCPULayers,omitempty"`
+	MoeCPULayers *int32 `json:"moeCPULayers,omitempty"`
 
-	// noKvOffload is LLMKube's field for the llama.cpp switch that keeps the KV cache in host memory. It is not supported: admission rejects it with a message that says what to use instead.
+	// noKvOffload keeps the KV cache in host memory: llama.cpp's --no-kv-offload.
 	// +optional
 	NoKvOffload *bool `json:"noKvOffload,omitempty"`
 
-	// tensorOverrides is LLMKube's field for the llama.cpp tensor placement overrides. It is not supported: admission rejects it with a message that says what to use instead.
+	// noWarmup skips llama.cpp's warm-up run at start (--no-warmup).
+	// +optional
+	NoWarmup *bool `json:"noWarmup,omitempty"`
+
+	// speculativeDecoding is LLMKube's llama.cpp speculative decoding with a draft model. Not served: the InferenceService reports Stalled=True (UnservedField); put the flags in extraArgs instead.
+	// +optional
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
+	SpeculativeDecoding *apiextensionsv1.JSON `json:"speculativeDecoding,omitempty"`
+
+	// reasoningBudget is llama.cpp's --reasoning-budget: the most tokens a model may think for, -1 without limit.
+	// +optional
+	ReasoningBudget *int32 `json:"reasoningBudget,omitempty"`
+
+	// reasoningBudgetMessage is llama.cpp's --reasoning-budget-message, with reasoningBudget.
+	// +optional
+	ReasoningBudgetMessage string `json:"reasoningBudgetMessage,omitempty"`
+
+	// metadataOverrides are llama.cpp's --override-kv values, one flag each.
+	// +optional
+	// +listType=atomic
+	MetadataOverrides []string `json:"metadataOverrides,omitempty"`
+
+	// tensorOverrides are llama.cpp's --override-tensor values, one flag each, such as exps=CPU.
 	// +optional
 	// +listType=atomic
 	TensorOverrides []string `json:"tensorOverrides,omitempty"`
 
-	// batchSize is LLMKube's field for the llama.cpp batch size. It is not supported: admission rejects it with a message that says what to use instead.
+	// batchSize is llama.cpp's --batch-size.
 	// +optional
-	BatchSize *int64 `json:"batchSize,omitempty"`
+	BatchSize *int32 `json:"batchSize,omitempty"`
 
-	// uBatchSize is LLMKube's field for the llama.cpp micro-batch size. It is not supported: admission rejects it with a message that says what to use instead.
+	// uBatchSize is llama.cpp's --ubatch-size.
 	// +optional
-	UBatchSize *int64 `json:"uBatchSize,omitempty"`
+	UBatchSize *int32 `json:"uBatchSize,omitempty"`
 
-	// command is LLMKube's field for the container entrypoint. It is not supported: admission rejects it with a message that says what to use instead.
+	// turboQuantBits is LLMKube's TurboQuant KV cache for its macOS agent. Not served on a Kubernetes node: the InferenceService reports Stalled=True (UnservedField).
+	// +optional
+	// +kubebuilder:validation:Enum=3;6;8
+	TurboQuantBits *int32 `json:"turboQuantBits,omitempty"`
+
+	// pagedSSDCacheDir is LLMKube's paged SSD KV cache of its macOS agent. Not served on a Kubernetes node: Stalled=True (UnservedField).
+	// +optional
+	PagedSSDCacheDir *string `json:"pagedSSDCacheDir,omitempty"`
+
+	// hotCacheMaxSize is LLMKube's in-memory tier of the paged SSD cache. Not served on a Kubernetes node: Stalled=True (UnservedField).
+	// +optional
+	HotCacheMaxSize *string `json:"hotCacheMaxSize,omitempty"`
+
+	// pagedSSDCacheMaxSize is LLMKube's size of the paged SSD cache. Not served on a Kubernetes node: Stalled=True (UnservedField).
+	// +optional
+	PagedSSDCacheMaxSize *string `json:"pagedSSDCacheMaxSize,omitempty"`
+
+	// command replaces the runtime container's entrypoint; spec.args (or the runtime's own arguments) follow it.
 	// +optional
 	// +listType=atomic
 	Command []string `json:"command,omitempty"`
 
-	// probeOverrides is LLMKube's field for the replacement health probes. It is not supported: admission rejects it with a message that says what to use instead.
+	// extraVolumes are added to the runtime pods, as in a pod's spec.volumes. A name the operator uses itself (model-cache) is refused by the API server's validation of the Deployment, and reported in Degraded.
 	// +optional
-	// +kubebuilder:validation:Type=object
-	ProbeOverrides *apiextensionsv1.JSON `json:"probeOverrides,omitempty"`
+	// +listType=map
+	// +listMapKey=name
+	ExtraVolumes []corev1.Volume `json:"extraVolumes,omitempty"`
 
-	// personaPlexConfig is LLMKube's field for the PersonaPlex settings. It is not supported: admission rejects it with a message that says what to use instead.
+	// extraVolumeMounts are added to the runtime container, as in a container's volumeMounts.
+	// +optional
+	// +listType=atomic
+	ExtraVolumeMounts []corev1.VolumeMount `json:"extraVolumeMounts,omitempty"`
+
+	// bindAddress is the address the server listens on. Defaults to :: (every IPv4 and IPv6 address, so a dual-stack or IPv6-only cluster reaches it).
+	// +optional
+	BindAddress string `json:"bindAddress,omitempty"`
+
+	// probeOverrides replace the operator's startup, liveness and readiness probes of the runtime container, each as a whole.
+	// +optional
+	ProbeOverrides *ProbeOverrides `json:"probeOverrides,omitempty"`
+
+	// personaPlexConfig is LLMKube's PersonaPlex settings. Not served: Stalled=True (UnservedField); put the flags in extraArgs.
 	// +optional
 	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
 	PersonaPlexConfig *apiextensionsv1.JSON `json:"personaPlexConfig,omitempty"`
 
-	// vllmConfig is LLMKube's field for the vLLM settings. It is not supported: admission rejects it with a message that says what to use instead.
+	// vllmConfig are vLLM's settings, each its flag (docs/models.md lists them).
+	// +optional
+	VLLMConfig *VLLMConfig `json:"vllmConfig,omitempty"`
+
+	// tgiConfig are TGI's settings, each its flag.
+	// +optional
+	TGIConfig *TGIConfig `json:"tgiConfig,omitempty"`
+
+	// sglangConfig is LLMKube's SGLang settings. Not served: Stalled=True (UnservedField); put the flags in extraArgs.
 	// +optional
 	// +kubebuilder:validation:Type=object
-	VLLMConfig *apiextensionsv1.JSON `json:"vllmConfig,omitempty"`
+	// +kubebuilder:pruning:PreserveUnknownFields
+	SGLangConfig *apiextensionsv1.JSON `json:"sglangConfig,omitempty"`
 
-	// tgiConfig is LLMKube's field for the TGI settings. It is not supported: admission rejects it with a message that says what to use instead.
+	// priority is LLMKube's queueing priority among InferenceServices waiting for GPUs: critical, high, normal, low or batch. LLMKube's schema defaults it to normal. This operator keeps no GPU queue: the scheduler decides, with priorityClassName. normal is served as it is (no queue); another value reports Stalled=True (UnservedField).
+	// +optional
+	// +kubebuilder:validation:Enum=critical;high;normal;low;batch
+	Priority string `json:"priority,omitempty"`
+
+	// evictionProtection is LLMKube's protection of GPU pods from eviction. Not served: Stalled=True (UnservedField); spec.disruption keeps Karpenter from evicting them.
+	// +optional
+	EvictionProtection *bool `json:"evictionProtection,omitempty"`
+
+	// priorityClassName is the PriorityClass of the runtime pods.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// slo is LLMKube's service level objective (Prometheus rules). Not served: Stalled=True (UnservedField).
 	// +optional
 	// +kubebuilder:validation:Type=object
-	TGIConfig *apiextensionsv1.JSON `json:"tgiConfig,omitempty"`
+	// +kubebuilder:pruning:PreserveUnknownFields
+	SLO *apiextensionsv1.JSON `json:"slo,omitempty"`
 
-	// priority is LLMKube's field for the scheduling priority level. It is not supported: admission rejects it with a message that says what to use instead.
+	// maxPodLifetimeSeconds is LLMKube's recycling of pods after an age. Not served: Stalled=True (UnservedField).
 	// +optional
-	Priority *string `json:"priority,omitempty"`
+	MaxPodLifetimeSeconds *int64 `json:"maxPodLifetimeSeconds,omitempty"`
 
-	// priorityClassName is LLMKube's field for the pods' PriorityClass. It is not supported: admission rejects it with a message that says what to use instead.
+	// maxPodLifetimeIdleTimeoutSeconds is LLMKube's wait for idle pods before recycling them. Not served: Stalled=True (UnservedField).
 	// +optional
-	PriorityClassName *string `json:"priorityClassName,omitempty"`
+	MaxPodLifetimeIdleTimeoutSeconds *int64 `json:"maxPodLifetimeIdleTimeoutSeconds,omitempty"`
 }
 
-// LLMKubeResourceFields are LLMKube's fields of spec.resources that admission rejects.
+// RopeScalingSpec is llama.cpp's RoPE scaling.
+type RopeScalingSpec struct {
+	// type is --rope-scaling: linear, yarn or longrope.
+	// +required
+	// +kubebuilder:validation:Enum=linear;yarn;longrope
+	Type string `json:"type"`
+
+	// factor is --rope-scale, as a decimal string such as "4.0".
+	// +optional
+	Factor string `json:"factor,omitempty"`
+
+	// originalContext is --yarn-orig-ctx.
+	// +optional
+	OriginalContext *int32 `json:"originalContext,omitempty"`
+}
+
+// ProbeOverrides replace the runtime container's probes.
+type ProbeOverrides struct {
+	// startup replaces the startup probe.
+	// +optional
+	Startup *corev1.Probe `json:"startup,omitempty"`
+	// liveness replaces the liveness probe.
+	// +optional
+	Liveness *corev1.Probe `json:"liveness,omitempty"`
+	// readiness replaces the readiness probe.
+	// +optional
+	Readiness *corev1.Probe `json:"readiness,omitempty"`
+}
+
+// VLLMConfig are vLLM's settings.
+type VLLMConfig struct {
+	// tensorParallelSize is --tensor-parallel-size. When unset, the pod's GPU count above one.
+	// +optional
+	TensorParallelSize *int32 `json:"tensorParallelSize,omitempty"`
+	// maxModelLen is --max-model-len.
+	// +optional
+	MaxModelLen *int32 `json:"maxModelLen,omitempty"`
+	// quantization is --quantization.
+	// +optional
+	// +kubebuilder:validation:Enum=awq;gptq;squeezellm;fp8;nvfp4;mxfp4;compressed-tensors
+	Quantization string `json:"quantization,omitempty"`
+	// dtype is --dtype.
+	// +optional
+	// +kubebuilder:validation:Enum=auto;float16;bfloat16
+	Dtype string `json:"dtype,omitempty"`
+	// kvCacheDtype is --kv-cache-dtype; auto sets no flag.
+	// +optional
+	// +kubebuilder:validation:Enum=auto;fp8_e5m2;fp8_e4m3
+	KVCacheDtype *string `json:"kvCacheDtype,omitempty"`
+	// kvCacheCustomDtype is a --kv-cache-dtype outside kvCacheDtype's list; it replaces kvCacheDtype.
+	// +optional
+	KVCacheCustomDtype string `json:"kvCacheCustomDtype,omitempty"`
+	// enablePrefixCaching is --enable-prefix-caching.
+	// +optional
+	EnablePrefixCaching *bool `json:"enablePrefixCaching,omitempty"`
+	// enableChunkedPrefill is --enable-chunked-prefill.
+	// +optional
+	EnableChunkedPrefill *bool `json:"enableChunkedPrefill,omitempty"`
+	// maxNumBatchedTokens is --max-num-batched-tokens.
+	// +optional
+	MaxNumBatchedTokens *int32 `json:"maxNumBatchedTokens,omitempty"`
+	// attentionBackend is --attention-backend.
+	// +optional
+	// +kubebuilder:validation:Enum=FLASH_ATTN;FLASHINFER;XFORMERS;flashinfer;flash_attn;xformers;torch_sdpa
+	AttentionBackend string `json:"attentionBackend,omitempty"`
+	// speculative is speculative decoding with a draft model: --speculative-model and --num-speculative-tokens while enabled.
+	// +optional
+	Speculative *VLLMSpeculative `json:"speculative,omitempty"`
+	// enableExpertParallel is --enable-expert-parallel.
+	// +optional
+	EnableExpertParallel *bool `json:"enableExpertParallel,omitempty"`
+	// hfTokenSecretRef is the Secret key given to the container as HF_TOKEN, when the Model names no sourceSecretRef.
+	// +optional
+	HFTokenSecretRef *corev1.SecretKeySelector `json:"hfTokenSecretRef,omitempty"`
+	// cpuOffloadGB is --cpu-offload-gb, on a pod with GPUs.
+	// +optional
+	CPUOffloadGB *int32 `json:"cpuOffloadGB,omitempty"`
+	// gpuMemoryUtilization is --gpu-memory-utilization, on a pod with GPUs.
+	// +optional
+	GPUMemoryUtilization *float64 `json:"gpuMemoryUtilization,omitempty"`
+}
+
+// VLLMSpeculative is vLLM's speculative decoding.
+type VLLMSpeculative struct {
+	// enabled turns it on.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+	// model is the draft model, --speculative-model.
+	// +optional
+	Model string `json:"model,omitempty"`
+	// numSpeculativeTokens is --num-speculative-tokens.
+	// +optional
+	NumSpeculativeTokens *int32 `json:"numSpeculativeTokens,omitempty"`
+}
+
+// TGIConfig are TGI's settings.
+type TGIConfig struct {
+	// quantize is --quantize.
+	// +optional
+	// +kubebuilder:validation:Enum=bitsandbytes;gptq;awq;eetq
+	Quantize string `json:"quantize,omitempty"`
+	// maxInputLength is --max-input-length.
+	// +optional
+	MaxInputLength *int32 `json:"maxInputLength,omitempty"`
+	// maxTotalTokens is --max-total-tokens.
+	// +optional
+	MaxTotalTokens *int32 `json:"maxTotalTokens,omitempty"`
+	// dtype is --dtype.
+	// +optional
+	// +kubebuilder:validation:Enum=float16;bfloat16
+	Dtype string `json:"dtype,omitempty"`
+	// hfTokenSecretRef is the Secret key given to the container as HF_TOKEN, when the Model names no sourceSecretRef.
+	// +optional
+	HFTokenSecretRef *corev1.SecretKeySelector `json:"hfTokenSecretRef,omitempty"`
+}
+
+// LLMKubeResourceFields are LLMKube's fields of an InferenceService's spec.resources.
 type LLMKubeResourceFields struct {
-	// gpuMemory is LLMKube's field for the GPU memory per pod. It is not supported: admission rejects it with a message that says what to use instead.
+	// gpuMemory is LLMKube's GPU memory per pod, which its GPU scheduler reads. Not served: Stalled=True (UnservedField); pick GPU nodes with spec.nodeSelector.
 	// +optional
-	GPUMemory *string `json:"gpuMemory,omitempty"`
+	GPUMemory string `json:"gpuMemory,omitempty"`
 
-	// hostMemory is LLMKube's field for the host memory for offloading. It is not supported: admission rejects it with a message that says what to use instead.
+	// hostMemory is the host memory for offloaded weights; it is the memory request and limit when memory is unset.
 	// +optional
-	HostMemory *string `json:"hostMemory,omitempty"`
-}
+	HostMemory string `json:"hostMemory,omitempty"`
 
-// LLMKubeModelFields are LLMKube's fields of spec that admission rejects.
-type LLMKubeModelFields struct {
-	// sha256 is LLMKube's field for the expected hash of the model file. It is not supported: admission rejects it with a message that says what to use instead.
+	// ephemeralStorage is the container's ephemeral-storage request. When unset and the model cache is Ephemeral, the emptyDir's size (LLMKube requests the cache's size, so the pod lands on a node with room for the weights).
 	// +optional
-	SHA256 *string `json:"sha256,omitempty"`
-}
+	EphemeralStorage string `json:"ephemeralStorage,omitempty"`
 
-// LLMKubeHardwareFields are LLMKube's fields of spec.hardware that admission rejects.
-type LLMKubeHardwareFields struct {
-	// memoryBudget is LLMKube's field for the memory limit of the model process. It is not supported: admission rejects it with a message that says what to use instead.
-	// +optional
-	MemoryBudget *string `json:"memoryBudget,omitempty"`
-
-	// memoryFraction is LLMKube's field for the share of host memory for the model process. It is not supported: admission rejects it with a message that says what to use instead.
-	// +optional
-	// +kubebuilder:validation:Type=number
-	MemoryFraction *apiextensionsv1.JSON `json:"memoryFraction,omitempty"`
-}
-
-// LLMKubeGPUFields are LLMKube's fields of spec.hardware.gpu that admission rejects.
-type LLMKubeGPUFields struct {
-	// memory is LLMKube's field for the GPU memory the model needs. It is not supported: admission rejects it with a message that says what to use instead.
-	// +optional
-	Memory *string `json:"memory,omitempty"`
-
-	// layers is LLMKube's field for the number of layers offloaded to GPUs. It is not supported: admission rejects it with a message that says what to use instead.
-	// +optional
-	Layers *int64 `json:"layers,omitempty"`
-
-	// sharding is LLMKube's field for how the model is split across GPUs. It is not supported: admission rejects it with a message that says what to use instead.
+	// gpuSharing is LLMKube's GPU sharing (time-slicing, MPS, MIG profiles). Not served: Stalled=True (UnservedField); request a shared or MIG resource with the Model's hardware.gpu.resourceName.
 	// +optional
 	// +kubebuilder:validation:Type=object
-	Sharding *apiextensionsv1.JSON `json:"sharding,omitempty"`
+	// +kubebuilder:pruning:PreserveUnknownFields
+	GPUSharing *apiextensionsv1.JSON `json:"gpuSharing,omitempty"`
+}
+
+// LLMKubeModelFields are LLMKube's fields of a Model's spec.
+type LLMKubeModelFields struct {
+	// sha256 is the expected hash of the model file, which LLMKube's download checks. Not served (the runtime downloads the model itself): Stalled=True (UnservedField) on the InferenceServices that use the Model.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-fA-F0-9]{64}$`
+	SHA256 string `json:"sha256,omitempty"`
+
+	// refreshPolicy is when LLMKube downloads again: IfNotPresent (the default, served: the runtime finds the weights in the cache) or OnChange. OnChange is not served: Stalled=True (UnservedField).
+	// +optional
+	// +kubebuilder:validation:Enum=IfNotPresent;OnChange
+	RefreshPolicy string `json:"refreshPolicy,omitempty"`
+
+	// prefetch is LLMKube's download of the weights before any InferenceService uses the Model. Not served: Stalled=True (UnservedField) on the InferenceServices that use it; the runtime downloads on its first start.
+	// +optional
+	Prefetch bool `json:"prefetch,omitempty"`
+
+	// mmproj is a multimodal projector file of the repository, given to llama.cpp as --mmproj-url. Not served yet: Stalled=True (UnservedField).
+	// +optional
+	Mmproj string `json:"mmproj,omitempty"`
+}
+
+// LLMKubeHardwareFields are LLMKube's fields of a Model's spec.hardware.
+type LLMKubeHardwareFields struct {
+	// memoryBudget is the memory limit of LLMKube's macOS agent process. Not served on a Kubernetes node: Stalled=True (UnservedField); set resources.memory.
+	// +optional
+	MemoryBudget string `json:"memoryBudget,omitempty"`
+
+	// memoryFraction is the share of host memory of LLMKube's macOS agent. Not served on a Kubernetes node: Stalled=True (UnservedField).
+	// +optional
+	MemoryFraction *float64 `json:"memoryFraction,omitempty"`
+}
+
+// LLMKubeGPUFields are LLMKube's fields of a Model's spec.hardware.gpu.
+type LLMKubeGPUFields struct {
+	// memory is the GPU memory the model needs, which LLMKube's GPU scheduler reads. Informational here: the scheduler places pods by GPU count.
+	// +optional
+	Memory string `json:"memory,omitempty"`
+
+	// tolerationKey is the taint key of the GPU nodes the pods tolerate; defaults to the GPU resource name (nvidia.com/gpu), the taint GPU node pools carry.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[a-z0-9.\-]+/[a-z0-9._\-]+$`
+	TolerationKey string `json:"tolerationKey,omitempty"`
+
+	// runtime is the llama.cpp build for AMD and Intel GPUs: vulkan or rocm, which choose LLMKube's own images. Not served (those images are LLMKube's): Stalled=True (UnservedField); set the InferenceService's spec.image.
+	// +optional
+	// +kubebuilder:validation:Enum=vulkan;rocm
+	Runtime string `json:"runtime,omitempty"`
+
+	// layers is how many layers llama.cpp offloads to the GPUs (--n-gpu-layers); -1 or unset offloads all of them (99).
+	// +optional
+	Layers int32 `json:"layers,omitempty"`
+
+	// sharding is how llama.cpp splits the model across several GPUs.
+	// +optional
+	Sharding *GPUSharding `json:"sharding,omitempty"`
+
+	// resourceClaims are Dynamic Resource Allocation claims for the GPUs, instead of an extended resource. Not served: Stalled=True (UnservedField).
+	// +optional
+	// +listType=atomic
+	ResourceClaims []corev1.PodResourceClaim `json:"resourceClaims,omitempty"`
+}
+
+// GPUSharding is how llama.cpp splits a model across GPUs.
+type GPUSharding struct {
+	// strategy is --split-mode: layer (the default), row or none; tensor and pipeline are read as row and layer, as LLMKube does.
+	// +optional
+	// +kubebuilder:validation:Enum=layer;tensor;row;pipeline;none
+	Strategy string `json:"strategy,omitempty"`
+
+	// layerSplit are the shares of each GPU, --tensor-split; when unset, even shares.
+	// +optional
+	// +listType=atomic
+	LayerSplit []string `json:"layerSplit,omitempty"`
 }

@@ -12,35 +12,36 @@ import (
 )
 
 // ModelFormat is the file format of a model's weights.
-// +kubebuilder:validation:Enum=gguf;safetensors
+// +kubebuilder:validation:Enum=gguf;mlx;safetensors;pytorch;custom
 type ModelFormat string
 
 const (
 	ModelFormatGGUF        ModelFormat = "gguf"
 	ModelFormatSafetensors ModelFormat = "safetensors"
+	// ModelFormatMLX is Apple's MLX format, which LLMKube serves on its macOS agent: an
+	// InferenceService of such a Model reports Stalled=True (UnservedField).
+	ModelFormatMLX ModelFormat = "mlx"
 )
 
 // Maintainers: the Go names ModelKindSpec and ModelKindStatus keep ModelSpec free for the
 // InferenceService's inline spec.model; the JSON field names follow LLMKube's Model so its
 // manifests apply unchanged. Fields LLMKube has and this operator does not support are declared in
-// model_llmkube_types.go only to be rejected by admission with a message naming them.
+// llmkube_types.go.
 
 // ModelKindSpec describes a model that InferenceServices refer to by name with spec.modelRef.
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.sha256)",message="spec.sha256 (LLMKube) is not supported: the runtime downloads the model itself and the operator never reads its files, so it cannot verify a hash"
 type ModelKindSpec struct {
 	// source is where the model comes from: a Hugging Face repository id (org/name), hf://org/repo or hf://org/repo/file for one file of a repository, an https:// URL, or an absolute path on a volume mounted in the pod. Every InferenceService that refers to this Model passes it to its runtime, as spec.model.source would. At most 2048 characters.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self.matches('^(hf://[A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+(/[!-~]+)?|https://[-A-Za-z0-9.:@]+(/[!-~]*)?|/[!-~]*|[A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+)$')",message="spec.source must be a Hugging Face repo id (org/name), hf://org/repo[/file], an https:// URL, or an absolute path on a mounted volume (http://, file:// and pvc:// sources are not supported)"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(hf://[A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+(/[!-~]+)?|https://[-A-Za-z0-9.:@]+(/[!-~]*)?|/[!-~]*|[A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+)$') || self.matches('^(https?|file|pvc|hf|s3)://.*|^/[^\\s]+$|^[a-zA-Z0-9][\\w\\-\\.\\/]+$')",message="spec.source must be a Hugging Face repo id (org/name), hf://org/repo[/file], an http(s):// URL, file:///path or an absolute path on a mounted volume, pvc://claim/path, or s3://bucket/key"
 	Source string `json:"source"`
 
 	// sourceSecretRef names a Secret in the same namespace that holds a Hugging Face token, for gated or private models. The runtime container gets it as the HF_TOKEN environment variable by reference; the operator never reads the Secret. When unset, the model is downloaded without a token.
 	// +optional
 	SourceSecretRef *SecretKeyReference `json:"sourceSecretRef,omitempty"`
 
-	// format is the file format of the weights: gguf (llama.cpp) or safetensors (vLLM, TGI, SGLang). With gguf and a Hugging Face repository source that names no file, the first entry of files is the file llama.cpp loads. When unset, the format is not checked.
+	// format is the file format of the weights: gguf (llama.cpp), safetensors or pytorch (vLLM, TGI, SGLang), custom, or mlx (LLMKube's macOS agent: an InferenceService of an mlx Model reports Stalled=True, UnservedField, since no runtime on a Kubernetes node loads it). With gguf and a Hugging Face repository source that names no file, the first entry of files is the file llama.cpp loads. When unset, the format is not checked.
 	// +optional
 	Format ModelFormat `json:"format,omitempty"`
 
@@ -65,7 +66,7 @@ type ModelKindSpec struct {
 	// +optional
 	Resources *ModelResources `json:"resources,omitempty"`
 
-	// Maintainers: LLMKube's Model fields the operator rejects (see model_llmkube_types.go).
+	// Maintainers: LLMKube's Model fields (llmkube_types.go).
 
 	LLMKubeModelFields `json:",inline"`
 }
@@ -86,29 +87,22 @@ type SecretKeyReference struct {
 }
 
 // ModelHardware says what accelerators a model needs.
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.memoryBudget)",message="spec.hardware.memoryBudget (LLMKube) is not supported: set the memory the runtime needs in spec.resources.memory"
-// +kubebuilder:validation:XValidation:rule="!has(self.memoryFraction)",message="spec.hardware.memoryFraction (LLMKube) is not supported: set the memory the runtime needs in spec.resources.memory"
 type ModelHardware struct {
-	// accelerator is the kind of accelerator the model is built for: cpu, cuda or rocm. It is informational; GPUs are requested by gpu. When unset, nothing is assumed.
+	// accelerator is the kind of accelerator the model is built for: cpu, cuda, rocm, intel, vulkan, or metal (Apple GPUs, which LLMKube serves on its macOS agent: an InferenceService of a metal Model reports Stalled=True, UnservedField). intel requests gpu.intel.com/i915 as vendor intel does; otherwise it is informational and GPUs are requested by gpu. When unset, nothing is assumed.
 	// +optional
-	// +kubebuilder:validation:Enum=cpu;cuda;rocm
+	// +kubebuilder:validation:Enum=cpu;metal;cuda;rocm;intel;vulkan
 	Accelerator string `json:"accelerator,omitempty"`
 
 	// gpu says how many GPUs of which kind the runtime needs.
 	// +optional
 	GPU *ModelGPU `json:"gpu,omitempty"`
 
-	// Maintainers: LLMKube's hardware fields the operator rejects.
+	// Maintainers: LLMKube's hardware fields (llmkube_types.go).
 
 	LLMKubeHardwareFields `json:",inline"`
 }
 
 // ModelGPU says how many GPUs of which kind a model needs.
-//
-// +kubebuilder:validation:XValidation:rule="!has(self.memory)",message="spec.hardware.gpu.memory (LLMKube) is not supported: pick GPU nodes with the InferenceService's spec.nodeSelector"
-// +kubebuilder:validation:XValidation:rule="!has(self.layers)",message="spec.hardware.gpu.layers (LLMKube) is not supported: put the runtime's flag in the InferenceService's spec.extraArgs, such as --n-gpu-layers 999 for llama.cpp"
-// +kubebuilder:validation:XValidation:rule="!has(self.sharding)",message="spec.hardware.gpu.sharding (LLMKube) is not supported: put the runtime's flags in the InferenceService's spec.extraArgs, such as --split-mode row for llama.cpp or --tensor-parallel-size for vLLM"
 type ModelGPU struct {
 	// enabled says the model runs on GPUs. When true and count is unset, one GPU. Defaults to false.
 	// +optional
@@ -132,7 +126,7 @@ type ModelGPU struct {
 	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`
 	ResourceName string `json:"resourceName,omitempty"`
 
-	// Maintainers: LLMKube's gpu fields the operator rejects.
+	// Maintainers: LLMKube's gpu fields (llmkube_types.go).
 
 	LLMKubeGPUFields `json:",inline"`
 }

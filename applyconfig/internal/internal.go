@@ -29,6 +29,36 @@ func Parser() *typed.Parser {
 var parserOnce sync.Once
 var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
+- name: com.github.llmkube.operator.api.v1alpha1.AutoscalingMetric
+  map:
+    fields:
+    - name: containerResource
+      type:
+        namedType: io.k8s.api.autoscaling.v2.ContainerResourceMetricSource
+    - name: external
+      type:
+        namedType: io.k8s.api.autoscaling.v2.ExternalMetricSource
+    - name: name
+      type:
+        scalar: string
+    - name: object
+      type:
+        namedType: io.k8s.api.autoscaling.v2.ObjectMetricSource
+    - name: pods
+      type:
+        namedType: io.k8s.api.autoscaling.v2.PodsMetricSource
+    - name: resource
+      type:
+        namedType: io.k8s.api.autoscaling.v2.ResourceMetricSource
+    - name: targetAverageUtilization
+      type:
+        scalar: numeric
+    - name: targetAverageValue
+      type:
+        scalar: string
+    - name: type
+      type:
+        namedType: io.k8s.api.autoscaling.v2.MetricSourceType
 - name: com.github.llmkube.operator.api.v1alpha1.AutoscalingSpec
   map:
     fields:
@@ -39,7 +69,7 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         list:
           elementType:
-            namedType: io.k8s.api.autoscaling.v2.MetricSpec
+            namedType: com.github.llmkube.operator.api.v1alpha1.AutoscalingMetric
           elementRelationship: atomic
     - name: minReplicas
       type:
@@ -127,6 +157,12 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.llmkube.operator.api.v1alpha1.EndpointSpec
   map:
     fields:
+    - name: gateway
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+    - name: nodePort
+      type:
+        scalar: numeric
     - name: path
       type:
         scalar: string
@@ -164,6 +200,18 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     - name: url
+      type:
+        scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.GPUSharding
+  map:
+    fields:
+    - name: layerSplit
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: strategy
       type:
         scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.GatewayHostname
@@ -222,6 +270,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.llmkube.operator.api.v1alpha1.InferenceServiceSpec
   map:
     fields:
+    - name: affinity
+      type:
+        namedType: io.k8s.api.core.v1.Affinity
     - name: args
       type:
         list:
@@ -234,6 +285,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: batchSize
       type:
         scalar: numeric
+    - name: bindAddress
+      type:
+        scalar: string
+    - name: cacheTypeCustomK
+      type:
+        scalar: string
+    - name: cacheTypeCustomV
+      type:
+        scalar: string
     - name: cacheTypeK
       type:
         scalar: string
@@ -266,18 +326,38 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - name
+    - name: evictionProtection
+      type:
+        scalar: boolean
     - name: extraArgs
       type:
         list:
           elementType:
             scalar: string
           elementRelationship: atomic
+    - name: extraVolumeMounts
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.VolumeMount
+          elementRelationship: atomic
+    - name: extraVolumes
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.Volume
+          elementRelationship: associative
+          keys:
+          - name
     - name: flashAttention
       type:
         scalar: boolean
     - name: gateway
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.GatewaySpec
+    - name: hotCacheMaxSize
+      type:
+        scalar: string
     - name: image
       type:
         scalar: string
@@ -292,6 +372,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: jinja
       type:
         scalar: boolean
+    - name: maxPodLifetimeIdleTimeoutSeconds
+      type:
+        scalar: numeric
+    - name: maxPodLifetimeSeconds
+      type:
+        scalar: numeric
+    - name: metadataOverrides
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: mode
+      type:
+        scalar: string
     - name: model
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.ModelSpec
@@ -310,11 +405,20 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: noKvOffload
       type:
         scalar: boolean
+    - name: noWarmup
+      type:
+        scalar: boolean
     - name: nodeSelector
       type:
         map:
           elementType:
             scalar: string
+    - name: pagedSSDCacheDir
+      type:
+        scalar: string
+    - name: pagedSSDCacheMaxSize
+      type:
+        scalar: string
     - name: parallelSlots
       type:
         scalar: numeric
@@ -342,7 +446,13 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
     - name: probeOverrides
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        namedType: com.github.llmkube.operator.api.v1alpha1.ProbeOverrides
+    - name: reasoningBudget
+      type:
+        scalar: numeric
+    - name: reasoningBudgetMessage
+      type:
+        scalar: string
     - name: replicas
       type:
         scalar: numeric
@@ -355,14 +465,32 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: rolloutPolicy
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.RolloutPolicy
+    - name: ropeScaling
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.RopeScalingSpec
     - name: runtime
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.Runtime
       default: llamacpp
+    - name: runtimeClassName
+      type:
+        scalar: string
     - name: securityContext
       type:
         namedType: io.k8s.api.core.v1.SecurityContext
+    - name: sglangConfig
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
     - name: skipModelInit
+      type:
+        scalar: boolean
+    - name: slo
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+    - name: speculativeDecoding
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+    - name: suspend
       type:
         scalar: boolean
     - name: tensorOverrides
@@ -373,19 +501,28 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: atomic
     - name: tgiConfig
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        namedType: com.github.llmkube.operator.api.v1alpha1.TGIConfig
     - name: tolerations
       type:
         list:
           elementType:
             namedType: io.k8s.api.core.v1.Toleration
           elementRelationship: atomic
+    - name: topologySpreadConstraints
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.TopologySpreadConstraint
+          elementRelationship: atomic
+    - name: turboQuantBits
+      type:
+        scalar: numeric
     - name: uBatchSize
       type:
         scalar: numeric
     - name: vllmConfig
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        namedType: com.github.llmkube.operator.api.v1alpha1.VLLMConfig
 - name: com.github.llmkube.operator.api.v1alpha1.InferenceServiceStatus
   map:
     fields:
@@ -504,12 +641,24 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: memory
       type:
         scalar: string
+    - name: resourceClaims
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.PodResourceClaim
+          elementRelationship: atomic
     - name: resourceName
+      type:
+        scalar: string
+    - name: runtime
       type:
         scalar: string
     - name: sharding
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        namedType: com.github.llmkube.operator.api.v1alpha1.GPUSharding
+    - name: tolerationKey
+      type:
+        scalar: string
     - name: vendor
       type:
         scalar: string
@@ -527,7 +676,7 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
     - name: memoryFraction
       type:
-        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+        scalar: numeric
 - name: com.github.llmkube.operator.api.v1alpha1.ModelKindSpec
   map:
     fields:
@@ -543,7 +692,16 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: hardware
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.ModelHardware
+    - name: mmproj
+      type:
+        scalar: string
+    - name: prefetch
+      type:
+        scalar: boolean
     - name: quantization
+      type:
+        scalar: string
+    - name: refreshPolicy
       type:
         scalar: string
     - name: resources
@@ -689,6 +847,18 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.Phase
   scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.ProbeOverrides
+  map:
+    fields:
+    - name: liveness
+      type:
+        namedType: io.k8s.api.core.v1.Probe
+    - name: readiness
+      type:
+        namedType: io.k8s.api.core.v1.Probe
+    - name: startup
+      type:
+        namedType: io.k8s.api.core.v1.Probe
 - name: com.github.llmkube.operator.api.v1alpha1.ProxyResources
   map:
     fields:
@@ -772,12 +942,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: cpu
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: ephemeralStorage
+      type:
+        scalar: string
     - name: gpu
       type:
         scalar: numeric
     - name: gpuMemory
       type:
         scalar: string
+    - name: gpuSharing
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
     - name: hostMemory
       type:
         scalar: string
@@ -796,6 +972,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: waitForIdle
       type:
         scalar: boolean
+- name: com.github.llmkube.operator.api.v1alpha1.RopeScalingSpec
+  map:
+    fields:
+    - name: factor
+      type:
+        scalar: string
+    - name: originalContext
+      type:
+        scalar: numeric
+    - name: type
+      type:
+        scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.RouterClient
   map:
     fields:
@@ -865,6 +1053,84 @@ var schemaYAML = typed.YAMLObject(`types:
   scalar: string
 - name: com.github.llmkube.operator.api.v1alpha1.StreamUsagePolicy
   scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.TGIConfig
+  map:
+    fields:
+    - name: dtype
+      type:
+        scalar: string
+    - name: hfTokenSecretRef
+      type:
+        namedType: io.k8s.api.core.v1.SecretKeySelector
+    - name: maxInputLength
+      type:
+        scalar: numeric
+    - name: maxTotalTokens
+      type:
+        scalar: numeric
+    - name: quantize
+      type:
+        scalar: string
+- name: com.github.llmkube.operator.api.v1alpha1.VLLMConfig
+  map:
+    fields:
+    - name: attentionBackend
+      type:
+        scalar: string
+    - name: cpuOffloadGB
+      type:
+        scalar: numeric
+    - name: dtype
+      type:
+        scalar: string
+    - name: enableChunkedPrefill
+      type:
+        scalar: boolean
+    - name: enableExpertParallel
+      type:
+        scalar: boolean
+    - name: enablePrefixCaching
+      type:
+        scalar: boolean
+    - name: gpuMemoryUtilization
+      type:
+        scalar: numeric
+    - name: hfTokenSecretRef
+      type:
+        namedType: io.k8s.api.core.v1.SecretKeySelector
+    - name: kvCacheCustomDtype
+      type:
+        scalar: string
+    - name: kvCacheDtype
+      type:
+        scalar: string
+    - name: maxModelLen
+      type:
+        scalar: numeric
+    - name: maxNumBatchedTokens
+      type:
+        scalar: numeric
+    - name: quantization
+      type:
+        scalar: string
+    - name: speculative
+      type:
+        namedType: com.github.llmkube.operator.api.v1alpha1.VLLMSpeculative
+    - name: tensorParallelSize
+      type:
+        scalar: numeric
+- name: com.github.llmkube.operator.api.v1alpha1.VLLMSpeculative
+  map:
+    fields:
+    - name: enabled
+      type:
+        scalar: boolean
+    - name: model
+      type:
+        scalar: string
+    - name: numSpeculativeTokens
+      type:
+        scalar: numeric
 - name: io.k8s.api.autoscaling.v2.ContainerResourceMetricSource
   map:
     fields:
@@ -909,27 +1175,6 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
 - name: io.k8s.api.autoscaling.v2.MetricSourceType
   scalar: string
-- name: io.k8s.api.autoscaling.v2.MetricSpec
-  map:
-    fields:
-    - name: containerResource
-      type:
-        namedType: io.k8s.api.autoscaling.v2.ContainerResourceMetricSource
-    - name: external
-      type:
-        namedType: io.k8s.api.autoscaling.v2.ExternalMetricSource
-    - name: object
-      type:
-        namedType: io.k8s.api.autoscaling.v2.ObjectMetricSource
-    - name: pods
-      type:
-        namedType: io.k8s.api.autoscaling.v2.PodsMetricSource
-    - name: resource
-      type:
-        namedType: io.k8s.api.autoscaling.v2.ResourceMetricSource
-    - name: type
-      type:
-        namedType: io.k8s.api.autoscaling.v2.MetricSourceType
 - name: io.k8s.api.autoscaling.v2.MetricTarget
   map:
     fields:
@@ -977,6 +1222,33 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: target
       type:
         namedType: io.k8s.api.autoscaling.v2.MetricTarget
+- name: io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource
+  map:
+    fields:
+    - name: fsType
+      type:
+        scalar: string
+    - name: partition
+      type:
+        scalar: numeric
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: volumeID
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.Affinity
+  map:
+    fields:
+    - name: nodeAffinity
+      type:
+        namedType: io.k8s.api.core.v1.NodeAffinity
+    - name: podAffinity
+      type:
+        namedType: io.k8s.api.core.v1.PodAffinity
+    - name: podAntiAffinity
+      type:
+        namedType: io.k8s.api.core.v1.PodAntiAffinity
 - name: io.k8s.api.core.v1.AppArmorProfile
   map:
     fields:
@@ -988,6 +1260,65 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: io.k8s.api.core.v1.AppArmorProfileType
 - name: io.k8s.api.core.v1.AppArmorProfileType
   scalar: string
+- name: io.k8s.api.core.v1.AzureDataDiskCachingMode
+  scalar: string
+- name: io.k8s.api.core.v1.AzureDataDiskKind
+  scalar: string
+- name: io.k8s.api.core.v1.AzureDiskVolumeSource
+  map:
+    fields:
+    - name: cachingMode
+      type:
+        namedType: io.k8s.api.core.v1.AzureDataDiskCachingMode
+    - name: diskName
+      type:
+        scalar: string
+    - name: diskURI
+      type:
+        scalar: string
+    - name: fsType
+      type:
+        scalar: string
+      default: ext4
+    - name: kind
+      type:
+        namedType: io.k8s.api.core.v1.AzureDataDiskKind
+    - name: readOnly
+      type:
+        scalar: boolean
+      default: false
+- name: io.k8s.api.core.v1.AzureFileVolumeSource
+  map:
+    fields:
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: secretName
+      type:
+        scalar: string
+    - name: shareName
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.CSIVolumeSource
+  map:
+    fields:
+    - name: driver
+      type:
+        scalar: string
+    - name: fsType
+      type:
+        scalar: string
+    - name: nodePublishSecretRef
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: volumeAttributes
+      type:
+        map:
+          elementType:
+            scalar: string
 - name: io.k8s.api.core.v1.Capabilities
   map:
     fields:
@@ -1005,6 +1336,66 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: atomic
 - name: io.k8s.api.core.v1.Capability
   scalar: string
+- name: io.k8s.api.core.v1.CephFSVolumeSource
+  map:
+    fields:
+    - name: monitors
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: path
+      type:
+        scalar: string
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: secretFile
+      type:
+        scalar: string
+    - name: secretRef
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+    - name: user
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.CinderVolumeSource
+  map:
+    fields:
+    - name: fsType
+      type:
+        scalar: string
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: secretRef
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+    - name: volumeID
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.ClusterTrustBundleProjection
+  map:
+    fields:
+    - name: labelSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: name
+      type:
+        scalar: string
+    - name: optional
+      type:
+        scalar: boolean
+    - name: path
+      type:
+        scalar: string
+    - name: signerName
+      type:
+        scalar: string
+    - name: user
+      type:
+        scalar: numeric
 - name: io.k8s.api.core.v1.ConfigMapKeySelector
   map:
     fields:
@@ -1019,6 +1410,100 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: boolean
     elementRelationship: atomic
+- name: io.k8s.api.core.v1.ConfigMapProjection
+  map:
+    fields:
+    - name: items
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.KeyToPath
+          elementRelationship: atomic
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: optional
+      type:
+        scalar: boolean
+    elementRelationship: atomic
+- name: io.k8s.api.core.v1.ConfigMapVolumeSource
+  map:
+    fields:
+    - name: defaultMode
+      type:
+        scalar: numeric
+    - name: defaultUser
+      type:
+        scalar: numeric
+    - name: items
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.KeyToPath
+          elementRelationship: atomic
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: optional
+      type:
+        scalar: boolean
+    elementRelationship: atomic
+- name: io.k8s.api.core.v1.DownwardAPIProjection
+  map:
+    fields:
+    - name: items
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.DownwardAPIVolumeFile
+          elementRelationship: atomic
+- name: io.k8s.api.core.v1.DownwardAPIVolumeFile
+  map:
+    fields:
+    - name: fieldRef
+      type:
+        namedType: io.k8s.api.core.v1.ObjectFieldSelector
+    - name: mode
+      type:
+        scalar: numeric
+    - name: path
+      type:
+        scalar: string
+    - name: resourceFieldRef
+      type:
+        namedType: io.k8s.api.core.v1.ResourceFieldSelector
+    - name: user
+      type:
+        scalar: numeric
+- name: io.k8s.api.core.v1.DownwardAPIVolumeSource
+  map:
+    fields:
+    - name: defaultMode
+      type:
+        scalar: numeric
+    - name: defaultUser
+      type:
+        scalar: numeric
+    - name: items
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.DownwardAPIVolumeFile
+          elementRelationship: atomic
+- name: io.k8s.api.core.v1.EmptyDirVolumeSource
+  map:
+    fields:
+    - name: medium
+      type:
+        namedType: io.k8s.api.core.v1.StorageMedium
+    - name: mode
+      type:
+        scalar: numeric
+    - name: sizeLimit
+      type:
+        namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
 - name: io.k8s.api.core.v1.EnvVar
   map:
     fields:
@@ -1049,6 +1534,45 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: secretKeyRef
       type:
         namedType: io.k8s.api.core.v1.SecretKeySelector
+- name: io.k8s.api.core.v1.EphemeralVolumeSource
+  map:
+    fields:
+    - name: volumeClaimTemplate
+      type:
+        namedType: io.k8s.api.core.v1.PersistentVolumeClaimTemplate
+- name: io.k8s.api.core.v1.ExecAction
+  map:
+    fields:
+    - name: command
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+- name: io.k8s.api.core.v1.FCVolumeSource
+  map:
+    fields:
+    - name: fsType
+      type:
+        scalar: string
+    - name: lun
+      type:
+        scalar: numeric
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: targetWWNs
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: wwids
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
 - name: io.k8s.api.core.v1.FileKeySelector
   map:
     fields:
@@ -1066,6 +1590,278 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     elementRelationship: atomic
+- name: io.k8s.api.core.v1.FlexVolumeSource
+  map:
+    fields:
+    - name: driver
+      type:
+        scalar: string
+    - name: fsType
+      type:
+        scalar: string
+    - name: options
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: secretRef
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+- name: io.k8s.api.core.v1.FlockerVolumeSource
+  map:
+    fields:
+    - name: datasetName
+      type:
+        scalar: string
+    - name: datasetUUID
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.GCEPersistentDiskVolumeSource
+  map:
+    fields:
+    - name: fsType
+      type:
+        scalar: string
+    - name: partition
+      type:
+        scalar: numeric
+    - name: pdName
+      type:
+        scalar: string
+    - name: readOnly
+      type:
+        scalar: boolean
+- name: io.k8s.api.core.v1.GRPCAction
+  map:
+    fields:
+    - name: mode
+      type:
+        namedType: io.k8s.api.core.v1.GRPCProbeMode
+    - name: port
+      type:
+        scalar: numeric
+    - name: service
+      type:
+        scalar: string
+      default: ""
+- name: io.k8s.api.core.v1.GRPCProbeMode
+  scalar: string
+- name: io.k8s.api.core.v1.GitRepoVolumeSource
+  map:
+    fields:
+    - name: directory
+      type:
+        scalar: string
+    - name: repository
+      type:
+        scalar: string
+    - name: revision
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.GlusterfsVolumeSource
+  map:
+    fields:
+    - name: endpoints
+      type:
+        scalar: string
+    - name: path
+      type:
+        scalar: string
+    - name: readOnly
+      type:
+        scalar: boolean
+- name: io.k8s.api.core.v1.HTTPGetAction
+  map:
+    fields:
+    - name: host
+      type:
+        scalar: string
+    - name: httpHeaders
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.HTTPHeader
+          elementRelationship: atomic
+    - name: path
+      type:
+        scalar: string
+    - name: port
+      type:
+        namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+    - name: protocol
+      type:
+        namedType: io.k8s.api.core.v1.HTTPProtocol
+    - name: scheme
+      type:
+        namedType: io.k8s.api.core.v1.URIScheme
+- name: io.k8s.api.core.v1.HTTPHeader
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: value
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.HTTPProtocol
+  scalar: string
+- name: io.k8s.api.core.v1.HostPathType
+  scalar: string
+- name: io.k8s.api.core.v1.HostPathVolumeSource
+  map:
+    fields:
+    - name: path
+      type:
+        scalar: string
+    - name: type
+      type:
+        namedType: io.k8s.api.core.v1.HostPathType
+- name: io.k8s.api.core.v1.ISCSIVolumeSource
+  map:
+    fields:
+    - name: chapAuthDiscovery
+      type:
+        scalar: boolean
+    - name: chapAuthSession
+      type:
+        scalar: boolean
+    - name: fsType
+      type:
+        scalar: string
+    - name: initiatorName
+      type:
+        scalar: string
+    - name: iqn
+      type:
+        scalar: string
+    - name: iscsiInterface
+      type:
+        scalar: string
+      default: default
+    - name: lun
+      type:
+        scalar: numeric
+    - name: portals
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: secretRef
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+    - name: targetPortal
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.ImageVolumeSource
+  map:
+    fields:
+    - name: pullPolicy
+      type:
+        namedType: io.k8s.api.core.v1.PullPolicy
+    - name: reference
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.KeyToPath
+  map:
+    fields:
+    - name: key
+      type:
+        scalar: string
+    - name: mode
+      type:
+        scalar: numeric
+    - name: path
+      type:
+        scalar: string
+    - name: user
+      type:
+        scalar: numeric
+- name: io.k8s.api.core.v1.LocalObjectReference
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    elementRelationship: atomic
+- name: io.k8s.api.core.v1.MountPropagationMode
+  scalar: string
+- name: io.k8s.api.core.v1.NFSVolumeSource
+  map:
+    fields:
+    - name: path
+      type:
+        scalar: string
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: server
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.NodeAffinity
+  map:
+    fields:
+    - name: preferredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.PreferredSchedulingTerm
+          elementRelationship: atomic
+    - name: requiredDuringSchedulingIgnoredDuringExecution
+      type:
+        namedType: io.k8s.api.core.v1.NodeSelector
+- name: io.k8s.api.core.v1.NodeInclusionPolicy
+  scalar: string
+- name: io.k8s.api.core.v1.NodeSelector
+  map:
+    fields:
+    - name: nodeSelectorTerms
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.NodeSelectorTerm
+          elementRelationship: atomic
+    elementRelationship: atomic
+- name: io.k8s.api.core.v1.NodeSelectorOperator
+  scalar: string
+- name: io.k8s.api.core.v1.NodeSelectorRequirement
+  map:
+    fields:
+    - name: key
+      type:
+        scalar: string
+    - name: operator
+      type:
+        namedType: io.k8s.api.core.v1.NodeSelectorOperator
+    - name: values
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+- name: io.k8s.api.core.v1.NodeSelectorTerm
+  map:
+    fields:
+    - name: matchExpressions
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.NodeSelectorRequirement
+          elementRelationship: atomic
+    - name: matchFields
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.NodeSelectorRequirement
+          elementRelationship: atomic
+    elementRelationship: atomic
 - name: io.k8s.api.core.v1.ObjectFieldSelector
   map:
     fields:
@@ -1076,8 +1872,173 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     elementRelationship: atomic
+- name: io.k8s.api.core.v1.PersistentVolumeAccessMode
+  scalar: string
+- name: io.k8s.api.core.v1.PersistentVolumeClaimSpec
+  map:
+    fields:
+    - name: accessModes
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.PersistentVolumeAccessMode
+          elementRelationship: atomic
+    - name: dataSource
+      type:
+        namedType: io.k8s.api.core.v1.TypedLocalObjectReference
+    - name: dataSourceRef
+      type:
+        namedType: io.k8s.api.core.v1.TypedObjectReference
+    - name: resources
+      type:
+        namedType: io.k8s.api.core.v1.VolumeResourceRequirements
+    - name: selector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: storageClassName
+      type:
+        scalar: string
+    - name: volumeAttributesClassName
+      type:
+        scalar: string
+    - name: volumeMode
+      type:
+        namedType: io.k8s.api.core.v1.PersistentVolumeMode
+    - name: volumeName
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.PersistentVolumeClaimTemplate
+  map:
+    fields:
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+    - name: spec
+      type:
+        namedType: io.k8s.api.core.v1.PersistentVolumeClaimSpec
+- name: io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource
+  map:
+    fields:
+    - name: claimName
+      type:
+        scalar: string
+    - name: readOnly
+      type:
+        scalar: boolean
+- name: io.k8s.api.core.v1.PersistentVolumeMode
+  scalar: string
+- name: io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource
+  map:
+    fields:
+    - name: fsType
+      type:
+        scalar: string
+    - name: pdID
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.PodAffinity
+  map:
+    fields:
+    - name: preferredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.WeightedPodAffinityTerm
+          elementRelationship: atomic
+    - name: requiredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.PodAffinityTerm
+          elementRelationship: atomic
+- name: io.k8s.api.core.v1.PodAffinityTerm
+  map:
+    fields:
+    - name: labelSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: matchLabelKeys
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: mismatchLabelKeys
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: namespaceSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: namespaces
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: topologyKey
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.PodAntiAffinity
+  map:
+    fields:
+    - name: preferredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.WeightedPodAffinityTerm
+          elementRelationship: atomic
+    - name: requiredDuringSchedulingIgnoredDuringExecution
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.PodAffinityTerm
+          elementRelationship: atomic
+- name: io.k8s.api.core.v1.PodCertificateProjection
+  map:
+    fields:
+    - name: certificateChainPath
+      type:
+        scalar: string
+    - name: credentialBundlePath
+      type:
+        scalar: string
+    - name: keyPath
+      type:
+        scalar: string
+    - name: keyType
+      type:
+        scalar: string
+    - name: maxExpirationSeconds
+      type:
+        scalar: numeric
+    - name: signerName
+      type:
+        scalar: string
+    - name: user
+      type:
+        scalar: numeric
+    - name: userAnnotations
+      type:
+        map:
+          elementType:
+            scalar: string
 - name: io.k8s.api.core.v1.PodFSGroupChangePolicy
   scalar: string
+- name: io.k8s.api.core.v1.PodResourceClaim
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: resourceClaimName
+      type:
+        scalar: string
+    - name: resourceClaimTemplateName
+      type:
+        scalar: string
 - name: io.k8s.api.core.v1.PodSELinuxChangePolicy
   scalar: string
 - name: io.k8s.api.core.v1.PodSecurityContext
@@ -1128,7 +2089,134 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: windowsOptions
       type:
         namedType: io.k8s.api.core.v1.WindowsSecurityContextOptions
+- name: io.k8s.api.core.v1.PortworxVolumeSource
+  map:
+    fields:
+    - name: fsType
+      type:
+        scalar: string
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: volumeID
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.PreferredSchedulingTerm
+  map:
+    fields:
+    - name: preference
+      type:
+        namedType: io.k8s.api.core.v1.NodeSelectorTerm
+    - name: weight
+      type:
+        scalar: numeric
+- name: io.k8s.api.core.v1.Probe
+  map:
+    fields:
+    - name: exec
+      type:
+        namedType: io.k8s.api.core.v1.ExecAction
+    - name: failureThreshold
+      type:
+        scalar: numeric
+    - name: grpc
+      type:
+        namedType: io.k8s.api.core.v1.GRPCAction
+    - name: httpGet
+      type:
+        namedType: io.k8s.api.core.v1.HTTPGetAction
+    - name: initialDelaySeconds
+      type:
+        scalar: numeric
+    - name: periodSeconds
+      type:
+        scalar: numeric
+    - name: successThreshold
+      type:
+        scalar: numeric
+    - name: tcpSocket
+      type:
+        namedType: io.k8s.api.core.v1.TCPSocketAction
+    - name: terminationGracePeriodSeconds
+      type:
+        scalar: numeric
+    - name: timeoutSeconds
+      type:
+        scalar: numeric
 - name: io.k8s.api.core.v1.ProcMountType
+  scalar: string
+- name: io.k8s.api.core.v1.ProjectedVolumeSource
+  map:
+    fields:
+    - name: defaultMode
+      type:
+        scalar: numeric
+    - name: defaultUser
+      type:
+        scalar: numeric
+    - name: sources
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.VolumeProjection
+          elementRelationship: atomic
+- name: io.k8s.api.core.v1.PullPolicy
+  scalar: string
+- name: io.k8s.api.core.v1.QuobyteVolumeSource
+  map:
+    fields:
+    - name: group
+      type:
+        scalar: string
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: registry
+      type:
+        scalar: string
+    - name: tenant
+      type:
+        scalar: string
+    - name: user
+      type:
+        scalar: string
+    - name: volume
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.RBDVolumeSource
+  map:
+    fields:
+    - name: fsType
+      type:
+        scalar: string
+    - name: image
+      type:
+        scalar: string
+    - name: keyring
+      type:
+        scalar: string
+      default: /etc/ceph/keyring
+    - name: monitors
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: pool
+      type:
+        scalar: string
+      default: rbd
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: secretRef
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+    - name: user
+      type:
+        scalar: string
+      default: admin
+- name: io.k8s.api.core.v1.RecursiveReadOnlyMode
   scalar: string
 - name: io.k8s.api.core.v1.ResourceFieldSelector
   map:
@@ -1143,6 +2231,10 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     elementRelationship: atomic
+- name: io.k8s.api.core.v1.ResourceList
+  map:
+    elementType:
+      namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
 - name: io.k8s.api.core.v1.ResourceName
   scalar: string
 - name: io.k8s.api.core.v1.SELinuxOptions
@@ -1158,6 +2250,41 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     - name: user
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.ScaleIOVolumeSource
+  map:
+    fields:
+    - name: fsType
+      type:
+        scalar: string
+      default: xfs
+    - name: gateway
+      type:
+        scalar: string
+    - name: protectionDomain
+      type:
+        scalar: string
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: secretRef
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+    - name: sslEnabled
+      type:
+        scalar: boolean
+    - name: storageMode
+      type:
+        scalar: string
+      default: ThinProvisioned
+    - name: storagePool
+      type:
+        scalar: string
+    - name: system
+      type:
+        scalar: string
+    - name: volumeName
       type:
         scalar: string
 - name: io.k8s.api.core.v1.SeccompProfile
@@ -1185,6 +2312,44 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: boolean
     elementRelationship: atomic
+- name: io.k8s.api.core.v1.SecretProjection
+  map:
+    fields:
+    - name: items
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.KeyToPath
+          elementRelationship: atomic
+    - name: name
+      type:
+        scalar: string
+      default: ""
+    - name: optional
+      type:
+        scalar: boolean
+    elementRelationship: atomic
+- name: io.k8s.api.core.v1.SecretVolumeSource
+  map:
+    fields:
+    - name: defaultMode
+      type:
+        scalar: numeric
+    - name: defaultUser
+      type:
+        scalar: numeric
+    - name: items
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.core.v1.KeyToPath
+          elementRelationship: atomic
+    - name: optional
+      type:
+        scalar: boolean
+    - name: secretName
+      type:
+        scalar: string
 - name: io.k8s.api.core.v1.SecurityContext
   map:
     fields:
@@ -1224,6 +2389,41 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: windowsOptions
       type:
         namedType: io.k8s.api.core.v1.WindowsSecurityContextOptions
+- name: io.k8s.api.core.v1.ServiceAccountTokenProjection
+  map:
+    fields:
+    - name: audience
+      type:
+        scalar: string
+    - name: expirationSeconds
+      type:
+        scalar: numeric
+    - name: path
+      type:
+        scalar: string
+    - name: user
+      type:
+        scalar: numeric
+- name: io.k8s.api.core.v1.StorageMedium
+  scalar: string
+- name: io.k8s.api.core.v1.StorageOSVolumeSource
+  map:
+    fields:
+    - name: fsType
+      type:
+        scalar: string
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: secretRef
+      type:
+        namedType: io.k8s.api.core.v1.LocalObjectReference
+    - name: volumeName
+      type:
+        scalar: string
+    - name: volumeNamespace
+      type:
+        scalar: string
 - name: io.k8s.api.core.v1.SupplementalGroupsPolicy
   scalar: string
 - name: io.k8s.api.core.v1.Sysctl
@@ -1235,6 +2435,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: value
       type:
         scalar: string
+- name: io.k8s.api.core.v1.TCPSocketAction
+  map:
+    fields:
+    - name: host
+      type:
+        scalar: string
+    - name: port
+      type:
+        namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
 - name: io.k8s.api.core.v1.TaintEffect
   scalar: string
 - name: io.k8s.api.core.v1.Toleration
@@ -1257,6 +2466,248 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
 - name: io.k8s.api.core.v1.TolerationOperator
   scalar: string
+- name: io.k8s.api.core.v1.TopologySpreadConstraint
+  map:
+    fields:
+    - name: labelSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: matchLabelKeys
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: maxSkew
+      type:
+        scalar: numeric
+    - name: minDomains
+      type:
+        scalar: numeric
+    - name: nodeAffinityPolicy
+      type:
+        namedType: io.k8s.api.core.v1.NodeInclusionPolicy
+    - name: nodeTaintsPolicy
+      type:
+        namedType: io.k8s.api.core.v1.NodeInclusionPolicy
+    - name: topologyKey
+      type:
+        scalar: string
+    - name: whenUnsatisfiable
+      type:
+        namedType: io.k8s.api.core.v1.UnsatisfiableConstraintAction
+- name: io.k8s.api.core.v1.TypedLocalObjectReference
+  map:
+    fields:
+    - name: apiGroup
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    elementRelationship: atomic
+- name: io.k8s.api.core.v1.TypedObjectReference
+  map:
+    fields:
+    - name: apiGroup
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    - name: namespace
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.URIScheme
+  scalar: string
+- name: io.k8s.api.core.v1.UnsatisfiableConstraintAction
+  scalar: string
+- name: io.k8s.api.core.v1.Volume
+  map:
+    fields:
+    - name: awsElasticBlockStore
+      type:
+        namedType: io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource
+    - name: azureDisk
+      type:
+        namedType: io.k8s.api.core.v1.AzureDiskVolumeSource
+    - name: azureFile
+      type:
+        namedType: io.k8s.api.core.v1.AzureFileVolumeSource
+    - name: cephfs
+      type:
+        namedType: io.k8s.api.core.v1.CephFSVolumeSource
+    - name: cinder
+      type:
+        namedType: io.k8s.api.core.v1.CinderVolumeSource
+    - name: configMap
+      type:
+        namedType: io.k8s.api.core.v1.ConfigMapVolumeSource
+    - name: csi
+      type:
+        namedType: io.k8s.api.core.v1.CSIVolumeSource
+    - name: downwardAPI
+      type:
+        namedType: io.k8s.api.core.v1.DownwardAPIVolumeSource
+    - name: emptyDir
+      type:
+        namedType: io.k8s.api.core.v1.EmptyDirVolumeSource
+    - name: ephemeral
+      type:
+        namedType: io.k8s.api.core.v1.EphemeralVolumeSource
+    - name: fc
+      type:
+        namedType: io.k8s.api.core.v1.FCVolumeSource
+    - name: flexVolume
+      type:
+        namedType: io.k8s.api.core.v1.FlexVolumeSource
+    - name: flocker
+      type:
+        namedType: io.k8s.api.core.v1.FlockerVolumeSource
+    - name: gcePersistentDisk
+      type:
+        namedType: io.k8s.api.core.v1.GCEPersistentDiskVolumeSource
+    - name: gitRepo
+      type:
+        namedType: io.k8s.api.core.v1.GitRepoVolumeSource
+    - name: glusterfs
+      type:
+        namedType: io.k8s.api.core.v1.GlusterfsVolumeSource
+    - name: hostPath
+      type:
+        namedType: io.k8s.api.core.v1.HostPathVolumeSource
+    - name: image
+      type:
+        namedType: io.k8s.api.core.v1.ImageVolumeSource
+    - name: iscsi
+      type:
+        namedType: io.k8s.api.core.v1.ISCSIVolumeSource
+    - name: name
+      type:
+        scalar: string
+    - name: nfs
+      type:
+        namedType: io.k8s.api.core.v1.NFSVolumeSource
+    - name: persistentVolumeClaim
+      type:
+        namedType: io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource
+    - name: photonPersistentDisk
+      type:
+        namedType: io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource
+    - name: portworxVolume
+      type:
+        namedType: io.k8s.api.core.v1.PortworxVolumeSource
+    - name: projected
+      type:
+        namedType: io.k8s.api.core.v1.ProjectedVolumeSource
+    - name: quobyte
+      type:
+        namedType: io.k8s.api.core.v1.QuobyteVolumeSource
+    - name: rbd
+      type:
+        namedType: io.k8s.api.core.v1.RBDVolumeSource
+    - name: scaleIO
+      type:
+        namedType: io.k8s.api.core.v1.ScaleIOVolumeSource
+    - name: secret
+      type:
+        namedType: io.k8s.api.core.v1.SecretVolumeSource
+    - name: storageos
+      type:
+        namedType: io.k8s.api.core.v1.StorageOSVolumeSource
+    - name: vsphereVolume
+      type:
+        namedType: io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource
+- name: io.k8s.api.core.v1.VolumeMount
+  map:
+    fields:
+    - name: bindMountOptions
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: associative
+    - name: mountPath
+      type:
+        scalar: string
+    - name: mountPropagation
+      type:
+        namedType: io.k8s.api.core.v1.MountPropagationMode
+    - name: name
+      type:
+        scalar: string
+    - name: readOnly
+      type:
+        scalar: boolean
+    - name: recursiveReadOnly
+      type:
+        namedType: io.k8s.api.core.v1.RecursiveReadOnlyMode
+    - name: subPath
+      type:
+        scalar: string
+    - name: subPathExpr
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.VolumeProjection
+  map:
+    fields:
+    - name: clusterTrustBundle
+      type:
+        namedType: io.k8s.api.core.v1.ClusterTrustBundleProjection
+    - name: configMap
+      type:
+        namedType: io.k8s.api.core.v1.ConfigMapProjection
+    - name: downwardAPI
+      type:
+        namedType: io.k8s.api.core.v1.DownwardAPIProjection
+    - name: podCertificate
+      type:
+        namedType: io.k8s.api.core.v1.PodCertificateProjection
+    - name: secret
+      type:
+        namedType: io.k8s.api.core.v1.SecretProjection
+    - name: serviceAccountToken
+      type:
+        namedType: io.k8s.api.core.v1.ServiceAccountTokenProjection
+- name: io.k8s.api.core.v1.VolumeResourceRequirements
+  map:
+    fields:
+    - name: limits
+      type:
+        namedType: io.k8s.api.core.v1.ResourceList
+    - name: requests
+      type:
+        namedType: io.k8s.api.core.v1.ResourceList
+- name: io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource
+  map:
+    fields:
+    - name: fsType
+      type:
+        scalar: string
+    - name: storagePolicyID
+      type:
+        scalar: string
+    - name: storagePolicyName
+      type:
+        scalar: string
+    - name: volumePath
+      type:
+        scalar: string
+- name: io.k8s.api.core.v1.WeightedPodAffinityTerm
+  map:
+    fields:
+    - name: podAffinityTerm
+      type:
+        namedType: io.k8s.api.core.v1.PodAffinityTerm
+    - name: weight
+      type:
+        scalar: numeric
 - name: io.k8s.api.core.v1.WindowsSecurityContextOptions
   map:
     fields:
@@ -1474,6 +2925,16 @@ var schemaYAML = typed.YAMLObject(`types:
   scalar: untyped
 - name: io.k8s.apimachinery.pkg.types.UID
   scalar: string
+- name: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+  scalar: untyped
+  list:
+    elementType:
+      namedType: __untyped_atomic_
+    elementRelationship: atomic
+  map:
+    elementType:
+      namedType: __untyped_deduced_
+    elementRelationship: separable
 - name: __untyped_atomic_
   scalar: untyped
   list:

@@ -330,7 +330,14 @@ func HPA(isvc *inferencev1alpha1.InferenceService) (*autoscalingv2ac.HorizontalP
 			WithAPIVersion("apps/v1").WithKind("Deployment").WithName(isvc.Name)).
 		WithMinReplicas(ptr.Deref(as.MinReplicas, 1)).
 		WithMaxReplicas(as.MaxReplicas)
-	metrics := as.Metrics
+	metrics := make([]autoscalingv2.MetricSpec, 0, len(as.Metrics))
+	for i := range as.Metrics {
+		m, err := hpaMetric(&as.Metrics[i])
+		if err != nil {
+			return nil, fmt.Errorf("spec.autoscaling.metrics[%d]: %w", i, err)
+		}
+		metrics = append(metrics, m)
+	}
 	if len(metrics) == 0 {
 		metrics = []autoscalingv2.MetricSpec{{
 			Type: autoscalingv2.ResourceMetricSourceType,

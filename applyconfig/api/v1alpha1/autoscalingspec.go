@@ -8,10 +8,6 @@ Licensed under the Apache License, Version 2.0.
 
 package v1alpha1
 
-import (
-	v2 "k8s.io/api/autoscaling/v2"
-)
-
 // AutoscalingSpecApplyConfiguration represents a declarative configuration of the AutoscalingSpec type for use
 // with apply.
 //
@@ -21,8 +17,8 @@ type AutoscalingSpecApplyConfiguration struct {
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 	// maxReplicas is the most runtime pods the autoscaler starts. At least 1.
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
-	// metrics the autoscaler scales on, in the form of a HorizontalPodAutoscaler's spec.metrics. Defaults to an average CPU utilization of 80%.
-	Metrics []v2.MetricSpec `json:"metrics,omitempty"`
+	// metrics the autoscaler scales on, in the form of a HorizontalPodAutoscaler's spec.metrics, or in LLMKube's short form (type Pods or Resource with name and targetAverageValue or targetAverageUtilization). Defaults to an average CPU utilization of 80%.
+	Metrics []AutoscalingMetricApplyConfiguration `json:"metrics,omitempty"`
 }
 
 // AutoscalingSpecApplyConfiguration constructs a declarative configuration of the AutoscalingSpec type for use with
@@ -50,9 +46,12 @@ func (b *AutoscalingSpecApplyConfiguration) WithMaxReplicas(value int32) *Autosc
 // WithMetrics adds the given value to the Metrics field in the declarative configuration
 // and returns the receiver, so that objects can be build by chaining "With" function invocations.
 // If called multiple times, values provided by each call will be appended to the Metrics field.
-func (b *AutoscalingSpecApplyConfiguration) WithMetrics(values ...v2.MetricSpec) *AutoscalingSpecApplyConfiguration {
+func (b *AutoscalingSpecApplyConfiguration) WithMetrics(values ...*AutoscalingMetricApplyConfiguration) *AutoscalingSpecApplyConfiguration {
 	for i := range values {
-		b.Metrics = append(b.Metrics, values[i])
+		if values[i] == nil {
+			panic("nil value passed to WithMetrics")
+		}
+		b.Metrics = append(b.Metrics, *values[i])
 	}
 	return b
 }

@@ -10,6 +10,7 @@ package v1alpha1
 
 import (
 	apiv1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 // EndpointSpecApplyConfiguration represents a declarative configuration of the EndpointSpec type for use
@@ -23,6 +24,10 @@ type EndpointSpecApplyConfiguration struct {
 	Path *string `json:"path,omitempty"`
 	// type is the type of the Service: ClusterIP, NodePort or LoadBalancer. Defaults to ClusterIP.
 	Type *apiv1alpha1.ServiceType `json:"type,omitempty"`
+	// nodePort is the node port of a NodePort or LoadBalancer Service (LLMKube's field). When unset, Kubernetes picks one.
+	NodePort *int32 `json:"nodePort,omitempty"`
+	// gateway is LLMKube's route through one Gateway. Not served in this form: the InferenceService reports Stalled=True (UnservedField) while it is enabled; spec.gateway routes through the Gateway API Inference Extension.
+	Gateway *v1.JSON `json:"gateway,omitempty"`
 }
 
 // EndpointSpecApplyConfiguration constructs a declarative configuration of the EndpointSpec type for use with
@@ -52,5 +57,21 @@ func (b *EndpointSpecApplyConfiguration) WithPath(value string) *EndpointSpecApp
 // If called multiple times, the Type field is set to the value of the last call.
 func (b *EndpointSpecApplyConfiguration) WithType(value apiv1alpha1.ServiceType) *EndpointSpecApplyConfiguration {
 	b.Type = &value
+	return b
+}
+
+// WithNodePort sets the NodePort field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NodePort field is set to the value of the last call.
+func (b *EndpointSpecApplyConfiguration) WithNodePort(value int32) *EndpointSpecApplyConfiguration {
+	b.NodePort = &value
+	return b
+}
+
+// WithGateway sets the Gateway field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Gateway field is set to the value of the last call.
+func (b *EndpointSpecApplyConfiguration) WithGateway(value v1.JSON) *EndpointSpecApplyConfiguration {
+	b.Gateway = &value
 	return b
 }

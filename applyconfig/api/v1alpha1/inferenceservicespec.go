@@ -309,18 +309,68 @@ func (b *InferenceServiceSpecApplyConfiguration) WithGateway(value *GatewaySpecA
 	return b
 }
 
+// WithMode sets the Mode field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Mode field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithMode(value string) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.Mode = &value
+	return b
+}
+
+// WithSuspend sets the Suspend field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Suspend field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithSuspend(value bool) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.Suspend = &value
+	return b
+}
+
+// WithTopologySpreadConstraints adds the given value to the TopologySpreadConstraints field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TopologySpreadConstraints field.
+func (b *InferenceServiceSpecApplyConfiguration) WithTopologySpreadConstraints(values ...v1.TopologySpreadConstraint) *InferenceServiceSpecApplyConfiguration {
+	for i := range values {
+		b.LLMKubeInferenceServiceFieldsApplyConfiguration.TopologySpreadConstraints = append(b.LLMKubeInferenceServiceFieldsApplyConfiguration.TopologySpreadConstraints, values[i])
+	}
+	return b
+}
+
+// WithAffinity sets the Affinity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Affinity field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithAffinity(value v1.Affinity) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.Affinity = &value
+	return b
+}
+
+// WithRuntimeClassName sets the RuntimeClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RuntimeClassName field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithRuntimeClassName(value string) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.RuntimeClassName = &value
+	return b
+}
+
 // WithContextSize sets the ContextSize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ContextSize field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithContextSize(value int64) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithContextSize(value int32) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ContextSize = &value
+	return b
+}
+
+// WithRopeScaling sets the RopeScaling field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RopeScaling field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithRopeScaling(value *RopeScalingSpecApplyConfiguration) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.RopeScaling = value
 	return b
 }
 
 // WithParallelSlots sets the ParallelSlots field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ParallelSlots field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithParallelSlots(value int64) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithParallelSlots(value int32) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ParallelSlots = &value
 	return b
 }
@@ -357,6 +407,22 @@ func (b *InferenceServiceSpecApplyConfiguration) WithCacheTypeV(value string) *I
 	return b
 }
 
+// WithCacheTypeCustomK sets the CacheTypeCustomK field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CacheTypeCustomK field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithCacheTypeCustomK(value string) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.CacheTypeCustomK = &value
+	return b
+}
+
+// WithCacheTypeCustomV sets the CacheTypeCustomV field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CacheTypeCustomV field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithCacheTypeCustomV(value string) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.CacheTypeCustomV = &value
+	return b
+}
+
 // WithMoeCPUOffload sets the MoeCPUOffload field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the MoeCPUOffload field is set to the value of the last call.
@@ -368,7 +434,7 @@ func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPUOffload(value bool) *
 // WithMoeCPULayers sets the MoeCPULayers field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the MoeCPULayers field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPULayers(value int64) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPULayers(value int32) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.MoeCPULayers = &value
 	return b
 }
@@ -378,6 +444,48 @@ func (b *InferenceServiceSpecApplyConfiguration) WithMoeCPULayers(value int64) *
 // If called multiple times, the NoKvOffload field is set to the value of the last call.
 func (b *InferenceServiceSpecApplyConfiguration) WithNoKvOffload(value bool) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.NoKvOffload = &value
+	return b
+}
+
+// WithNoWarmup sets the NoWarmup field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NoWarmup field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithNoWarmup(value bool) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.NoWarmup = &value
+	return b
+}
+
+// WithSpeculativeDecoding sets the SpeculativeDecoding field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SpeculativeDecoding field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithSpeculativeDecoding(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.SpeculativeDecoding = &value
+	return b
+}
+
+// WithReasoningBudget sets the ReasoningBudget field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReasoningBudget field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithReasoningBudget(value int32) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ReasoningBudget = &value
+	return b
+}
+
+// WithReasoningBudgetMessage sets the ReasoningBudgetMessage field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReasoningBudgetMessage field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithReasoningBudgetMessage(value string) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ReasoningBudgetMessage = &value
+	return b
+}
+
+// WithMetadataOverrides adds the given value to the MetadataOverrides field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the MetadataOverrides field.
+func (b *InferenceServiceSpecApplyConfiguration) WithMetadataOverrides(values ...string) *InferenceServiceSpecApplyConfiguration {
+	for i := range values {
+		b.LLMKubeInferenceServiceFieldsApplyConfiguration.MetadataOverrides = append(b.LLMKubeInferenceServiceFieldsApplyConfiguration.MetadataOverrides, values[i])
+	}
 	return b
 }
 
@@ -394,7 +502,7 @@ func (b *InferenceServiceSpecApplyConfiguration) WithTensorOverrides(values ...s
 // WithBatchSize sets the BatchSize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the BatchSize field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithBatchSize(value int64) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithBatchSize(value int32) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.BatchSize = &value
 	return b
 }
@@ -402,8 +510,40 @@ func (b *InferenceServiceSpecApplyConfiguration) WithBatchSize(value int64) *Inf
 // WithUBatchSize sets the UBatchSize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the UBatchSize field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithUBatchSize(value int64) *InferenceServiceSpecApplyConfiguration {
+func (b *InferenceServiceSpecApplyConfiguration) WithUBatchSize(value int32) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.UBatchSize = &value
+	return b
+}
+
+// WithTurboQuantBits sets the TurboQuantBits field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TurboQuantBits field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithTurboQuantBits(value int32) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.TurboQuantBits = &value
+	return b
+}
+
+// WithPagedSSDCacheDir sets the PagedSSDCacheDir field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PagedSSDCacheDir field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithPagedSSDCacheDir(value string) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.PagedSSDCacheDir = &value
+	return b
+}
+
+// WithHotCacheMaxSize sets the HotCacheMaxSize field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HotCacheMaxSize field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithHotCacheMaxSize(value string) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.HotCacheMaxSize = &value
+	return b
+}
+
+// WithPagedSSDCacheMaxSize sets the PagedSSDCacheMaxSize field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PagedSSDCacheMaxSize field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithPagedSSDCacheMaxSize(value string) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.PagedSSDCacheMaxSize = &value
 	return b
 }
 
@@ -417,11 +557,39 @@ func (b *InferenceServiceSpecApplyConfiguration) WithCommand(values ...string) *
 	return b
 }
 
+// WithExtraVolumes adds the given value to the ExtraVolumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumes field.
+func (b *InferenceServiceSpecApplyConfiguration) WithExtraVolumes(values ...v1.Volume) *InferenceServiceSpecApplyConfiguration {
+	for i := range values {
+		b.LLMKubeInferenceServiceFieldsApplyConfiguration.ExtraVolumes = append(b.LLMKubeInferenceServiceFieldsApplyConfiguration.ExtraVolumes, values[i])
+	}
+	return b
+}
+
+// WithExtraVolumeMounts adds the given value to the ExtraVolumeMounts field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumeMounts field.
+func (b *InferenceServiceSpecApplyConfiguration) WithExtraVolumeMounts(values ...v1.VolumeMount) *InferenceServiceSpecApplyConfiguration {
+	for i := range values {
+		b.LLMKubeInferenceServiceFieldsApplyConfiguration.ExtraVolumeMounts = append(b.LLMKubeInferenceServiceFieldsApplyConfiguration.ExtraVolumeMounts, values[i])
+	}
+	return b
+}
+
+// WithBindAddress sets the BindAddress field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BindAddress field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithBindAddress(value string) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.BindAddress = &value
+	return b
+}
+
 // WithProbeOverrides sets the ProbeOverrides field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ProbeOverrides field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithProbeOverrides(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
-	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ProbeOverrides = &value
+func (b *InferenceServiceSpecApplyConfiguration) WithProbeOverrides(value *ProbeOverridesApplyConfiguration) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.ProbeOverrides = value
 	return b
 }
 
@@ -436,16 +604,24 @@ func (b *InferenceServiceSpecApplyConfiguration) WithPersonaPlexConfig(value api
 // WithVLLMConfig sets the VLLMConfig field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the VLLMConfig field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithVLLMConfig(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
-	b.LLMKubeInferenceServiceFieldsApplyConfiguration.VLLMConfig = &value
+func (b *InferenceServiceSpecApplyConfiguration) WithVLLMConfig(value *VLLMConfigApplyConfiguration) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.VLLMConfig = value
 	return b
 }
 
 // WithTGIConfig sets the TGIConfig field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the TGIConfig field is set to the value of the last call.
-func (b *InferenceServiceSpecApplyConfiguration) WithTGIConfig(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
-	b.LLMKubeInferenceServiceFieldsApplyConfiguration.TGIConfig = &value
+func (b *InferenceServiceSpecApplyConfiguration) WithTGIConfig(value *TGIConfigApplyConfiguration) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.TGIConfig = value
+	return b
+}
+
+// WithSGLangConfig sets the SGLangConfig field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SGLangConfig field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithSGLangConfig(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.SGLangConfig = &value
 	return b
 }
 
@@ -457,10 +633,42 @@ func (b *InferenceServiceSpecApplyConfiguration) WithPriority(value string) *Inf
 	return b
 }
 
+// WithEvictionProtection sets the EvictionProtection field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EvictionProtection field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithEvictionProtection(value bool) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.EvictionProtection = &value
+	return b
+}
+
 // WithPriorityClassName sets the PriorityClassName field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the PriorityClassName field is set to the value of the last call.
 func (b *InferenceServiceSpecApplyConfiguration) WithPriorityClassName(value string) *InferenceServiceSpecApplyConfiguration {
 	b.LLMKubeInferenceServiceFieldsApplyConfiguration.PriorityClassName = &value
+	return b
+}
+
+// WithSLO sets the SLO field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SLO field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithSLO(value apiextensionsv1.JSON) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.SLO = &value
+	return b
+}
+
+// WithMaxPodLifetimeSeconds sets the MaxPodLifetimeSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxPodLifetimeSeconds field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithMaxPodLifetimeSeconds(value int64) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.MaxPodLifetimeSeconds = &value
+	return b
+}
+
+// WithMaxPodLifetimeIdleTimeoutSeconds sets the MaxPodLifetimeIdleTimeoutSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxPodLifetimeIdleTimeoutSeconds field is set to the value of the last call.
+func (b *InferenceServiceSpecApplyConfiguration) WithMaxPodLifetimeIdleTimeoutSeconds(value int64) *InferenceServiceSpecApplyConfiguration {
+	b.LLMKubeInferenceServiceFieldsApplyConfiguration.MaxPodLifetimeIdleTimeoutSeconds = &value
 	return b
 }

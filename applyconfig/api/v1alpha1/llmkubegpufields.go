@@ -9,20 +9,26 @@ Licensed under the Apache License, Version 2.0.
 package v1alpha1
 
 import (
-	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	v1 "k8s.io/api/core/v1"
 )
 
 // LLMKubeGPUFieldsApplyConfiguration represents a declarative configuration of the LLMKubeGPUFields type for use
 // with apply.
 //
-// LLMKubeGPUFields are LLMKube's fields of spec.hardware.gpu that admission rejects.
+// LLMKubeGPUFields are LLMKube's fields of a Model's spec.hardware.gpu.
 type LLMKubeGPUFieldsApplyConfiguration struct {
-	// memory is LLMKube's field for the GPU memory the model needs. It is not supported: admission rejects it with a message that says what to use instead.
+	// memory is the GPU memory the model needs, which LLMKube's GPU scheduler reads. Informational here: the scheduler places pods by GPU count.
 	Memory *string `json:"memory,omitempty"`
-	// layers is LLMKube's field for the number of layers offloaded to GPUs. It is not supported: admission rejects it with a message that says what to use instead.
-	Layers *int64 `json:"layers,omitempty"`
-	// sharding is LLMKube's field for how the model is split across GPUs. It is not supported: admission rejects it with a message that says what to use instead.
-	Sharding *v1.JSON `json:"sharding,omitempty"`
+	// tolerationKey is the taint key of the GPU nodes the pods tolerate; defaults to the GPU resource name (nvidia.com/gpu), the taint GPU node pools carry.
+	TolerationKey *string `json:"tolerationKey,omitempty"`
+	// runtime is the llama.cpp build for AMD and Intel GPUs: vulkan or rocm, which choose LLMKube's own images. Not served (those images are LLMKube's): Stalled=True (UnservedField); set the InferenceService's spec.image.
+	Runtime *string `json:"runtime,omitempty"`
+	// layers is how many layers llama.cpp offloads to the GPUs (--n-gpu-layers); -1 or unset offloads all of them (99).
+	Layers *int32 `json:"layers,omitempty"`
+	// sharding is how llama.cpp splits the model across several GPUs.
+	Sharding *GPUShardingApplyConfiguration `json:"sharding,omitempty"`
+	// resourceClaims are Dynamic Resource Allocation claims for the GPUs, instead of an extended resource. Not served: Stalled=True (UnservedField).
+	ResourceClaims []v1.PodResourceClaim `json:"resourceClaims,omitempty"`
 }
 
 // LLMKubeGPUFieldsApplyConfiguration constructs a declarative configuration of the LLMKubeGPUFields type for use with
@@ -39,10 +45,26 @@ func (b *LLMKubeGPUFieldsApplyConfiguration) WithMemory(value string) *LLMKubeGP
 	return b
 }
 
+// WithTolerationKey sets the TolerationKey field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TolerationKey field is set to the value of the last call.
+func (b *LLMKubeGPUFieldsApplyConfiguration) WithTolerationKey(value string) *LLMKubeGPUFieldsApplyConfiguration {
+	b.TolerationKey = &value
+	return b
+}
+
+// WithRuntime sets the Runtime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Runtime field is set to the value of the last call.
+func (b *LLMKubeGPUFieldsApplyConfiguration) WithRuntime(value string) *LLMKubeGPUFieldsApplyConfiguration {
+	b.Runtime = &value
+	return b
+}
+
 // WithLayers sets the Layers field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Layers field is set to the value of the last call.
-func (b *LLMKubeGPUFieldsApplyConfiguration) WithLayers(value int64) *LLMKubeGPUFieldsApplyConfiguration {
+func (b *LLMKubeGPUFieldsApplyConfiguration) WithLayers(value int32) *LLMKubeGPUFieldsApplyConfiguration {
 	b.Layers = &value
 	return b
 }
@@ -50,7 +72,17 @@ func (b *LLMKubeGPUFieldsApplyConfiguration) WithLayers(value int64) *LLMKubeGPU
 // WithSharding sets the Sharding field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Sharding field is set to the value of the last call.
-func (b *LLMKubeGPUFieldsApplyConfiguration) WithSharding(value v1.JSON) *LLMKubeGPUFieldsApplyConfiguration {
-	b.Sharding = &value
+func (b *LLMKubeGPUFieldsApplyConfiguration) WithSharding(value *GPUShardingApplyConfiguration) *LLMKubeGPUFieldsApplyConfiguration {
+	b.Sharding = value
+	return b
+}
+
+// WithResourceClaims adds the given value to the ResourceClaims field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ResourceClaims field.
+func (b *LLMKubeGPUFieldsApplyConfiguration) WithResourceClaims(values ...v1.PodResourceClaim) *LLMKubeGPUFieldsApplyConfiguration {
+	for i := range values {
+		b.ResourceClaims = append(b.ResourceClaims, values[i])
+	}
 	return b
 }

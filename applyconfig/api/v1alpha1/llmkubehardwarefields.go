@@ -8,19 +8,15 @@ Licensed under the Apache License, Version 2.0.
 
 package v1alpha1
 
-import (
-	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-)
-
 // LLMKubeHardwareFieldsApplyConfiguration represents a declarative configuration of the LLMKubeHardwareFields type for use
 // with apply.
 //
-// LLMKubeHardwareFields are LLMKube's fields of spec.hardware that admission rejects.
+// LLMKubeHardwareFields are LLMKube's fields of a Model's spec.hardware.
 type LLMKubeHardwareFieldsApplyConfiguration struct {
-	// memoryBudget is LLMKube's field for the memory limit of the model process. It is not supported: admission rejects it with a message that says what to use instead.
+	// memoryBudget is the memory limit of LLMKube's macOS agent process. Not served on a Kubernetes node: Stalled=True (UnservedField); set resources.memory.
 	MemoryBudget *string `json:"memoryBudget,omitempty"`
-	// memoryFraction is LLMKube's field for the share of host memory for the model process. It is not supported: admission rejects it with a message that says what to use instead.
-	MemoryFraction *v1.JSON `json:"memoryFraction,omitempty"`
+	// memoryFraction is the share of host memory of LLMKube's macOS agent. Not served on a Kubernetes node: Stalled=True (UnservedField).
+	MemoryFraction *float64 `json:"memoryFraction,omitempty"`
 }
 
 // LLMKubeHardwareFieldsApplyConfiguration constructs a declarative configuration of the LLMKubeHardwareFields type for use with
@@ -40,7 +36,7 @@ func (b *LLMKubeHardwareFieldsApplyConfiguration) WithMemoryBudget(value string)
 // WithMemoryFraction sets the MemoryFraction field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the MemoryFraction field is set to the value of the last call.
-func (b *LLMKubeHardwareFieldsApplyConfiguration) WithMemoryFraction(value v1.JSON) *LLMKubeHardwareFieldsApplyConfiguration {
+func (b *LLMKubeHardwareFieldsApplyConfiguration) WithMemoryFraction(value float64) *LLMKubeHardwareFieldsApplyConfiguration {
 	b.MemoryFraction = &value
 	return b
 }

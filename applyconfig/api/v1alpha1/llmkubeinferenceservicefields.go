@@ -9,59 +9,117 @@ Licensed under the Apache License, Version 2.0.
 package v1alpha1
 
 import (
-	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	v1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 // LLMKubeInferenceServiceFieldsApplyConfiguration represents a declarative configuration of the LLMKubeInferenceServiceFields type for use
 // with apply.
 //
-// Maintainers: fields of LLMKube's InferenceService and Model that this operator does not support.
-// They are declared, with LLMKube's types, only so that admission can reject them with a message that names
-// the field and says what to use instead: an undeclared field would be pruned (and a field without
-// a type is invisible to the rules), and a client that
-// does not ask for strict field validation would see it silently dropped. The rules that reject
-// them sit on the struct that embeds each group (InferenceServiceSpec, ResourceSpec, ModelKindSpec,
-// ModelHardware, ModelGPU). docs/models.md lists every field.
-// LLMKubeInferenceServiceFields are LLMKube's fields of spec that admission rejects.
+// Maintainers: LLMKube v0.9.19's fields of InferenceService and Model, with LLMKube's names,
+// types and enums, so that every manifest LLMKube accepts applies here unchanged (strict field
+// validation included) and an object LLMKube's operator stored keeps every field it had. Each is
+// served: controllers/runtimes turns it into the runtime's flags, and the InferenceService's plan
+// into resources, scheduling and volumes. A field this operator cannot serve (docs/models.md lists
+// them) is accepted all the same, and the plan is then blocked with Stalled=True and the
+// reason UnservedField, naming the field and what would serve it: no LLMKube field is refused at
+// admission, and none is ignored in silence. Where the API already had a way (extraArgs, args),
+// the LLMKube field and that way must agree: the rules on InferenceServiceSpec refuse a flag set
+// by both, naming both.
+//
+// Groups that only stall (speculativeDecoding, sglangConfig, slo, ...) are stored as JSON
+// objects that keep every field, so an upgrade loses none of them and a later version can serve
+// them from what is stored.
+// LLMKubeInferenceServiceFields are LLMKube's fields of an InferenceService's spec.
 type LLMKubeInferenceServiceFieldsApplyConfiguration struct {
-	// contextSize is LLMKube's field for the llama.cpp context size. It is not supported: admission rejects it with a message that says what to use instead.
-	ContextSize *int64 `json:"contextSize,omitempty"`
-	// parallelSlots is LLMKube's field for the llama.cpp number of request slots. It is not supported: admission rejects it with a message that says what to use instead.
-	ParallelSlots *int64 `json:"parallelSlots,omitempty"`
-	// flashAttention is LLMKube's field for the llama.cpp flash attention switch. It is not supported: admission rejects it with a message that says what to use instead.
+	// mode is what llama.cpp serves: chat (the default), embedding (--embedding --pooling last) or rerank (--reranking --embedding --pooling rank); both of the latter also set --cache-ram 0, since llama.cpp's prompt cache is only read for completions. Only llamacpp serves embedding and rerank.
+	Mode *string `json:"mode,omitempty"`
+	// suspend scales the runtime to zero pods while true and back to spec.replicas when false, keeping the Service, the cache and every setting. Defaults to false.
+	Suspend *bool `json:"suspend,omitempty"`
+	// topologySpreadConstraints of the runtime pods, as in a pod's spec.
+	TopologySpreadConstraints []v1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// affinity of the runtime pods, as in a pod's spec.
+	Affinity *v1.Affinity `json:"affinity,omitempty"`
+	// runtimeClassName of the runtime pods, such as nvidia where the GPU runtime is not the node's default.
+	RuntimeClassName *string `json:"runtimeClassName,omitempty"`
+	// contextSize is llama.cpp's --ctx-size, vLLM's --max-model-len when vllmConfig.maxModelLen is unset, and TGI's --max-total-tokens when tgiConfig.maxTotalTokens is unset.
+	ContextSize *int32 `json:"contextSize,omitempty"`
+	// ropeScaling is llama.cpp's RoPE scaling: --rope-scaling, --rope-scale and --yarn-orig-ctx.
+	RopeScaling *RopeScalingSpecApplyConfiguration `json:"ropeScaling,omitempty"`
+	// parallelSlots is how many requests the server decodes at once: llama.cpp's --parallel, vLLM's --max-num-seqs.
+	ParallelSlots *int32 `json:"parallelSlots,omitempty"`
+	// flashAttention turns on llama.cpp's --flash-attn on where the pod has GPUs; on a CPU pod it changes nothing, as with LLMKube.
 	FlashAttention *bool `json:"flashAttention,omitempty"`
-	// jinja is LLMKube's field for the llama.cpp chat template switch. It is not supported: admission rejects it with a message that says what to use instead.
+	// jinja makes llama.cpp use the model's Jinja chat template (--jinja), which tool calls need.
 	Jinja *bool `json:"jinja,omitempty"`
-	// cacheTypeK is LLMKube's field for the llama.cpp key cache type. It is not supported: admission rejects it with a message that says what to use instead.
+	// cacheTypeK is llama.cpp's --cache-type-k; cacheTypeCustomK replaces it.
 	CacheTypeK *string `json:"cacheTypeK,omitempty"`
-	// cacheTypeV is LLMKube's field for the llama.cpp value cache type. It is not supported: admission rejects it with a message that says what to use instead.
+	// cacheTypeV is llama.cpp's --cache-type-v; cacheTypeCustomV replaces it.
 	CacheTypeV *string `json:"cacheTypeV,omitempty"`
-	// moeCPUOffload is LLMKube's field for the llama.cpp expert offload switch. It is not supported: admission rejects it with a message that says what to use instead.
+	// cacheTypeCustomK is a --cache-type-k value outside cacheTypeK's list, for builds of llama.cpp that have more (such as turbo3).
+	CacheTypeCustomK *string `json:"cacheTypeCustomK,omitempty"`
+	// cacheTypeCustomV is a --cache-type-v value outside cacheTypeV's list.
+	CacheTypeCustomV *string `json:"cacheTypeCustomV,omitempty"`
+	// moeCPUOffload keeps every mixture-of-experts weight in host memory: llama.cpp's --cpu-moe.
 	MoeCPUOffload *bool `json:"moeCPUOffload,omitempty"`
-	// moeCPULayers is LLMKube's field for the llama.cpp number of expert layers on the CPU. It is not supported: admission rejects it with a message that says what to use instead.
-	MoeCPULayers *int64 `json:"moeCPULayers,omitempty"`
-	// noKvOffload is LLMKube's field for the llama.cpp switch that keeps the KV cache in host memory. It is not supported: admission rejects it with a message that says what to use instead.
+	// moeCPULayers keeps the experts of this many layers in host memory: llama.cpp's --n-cpu-moe.
+	MoeCPULayers *int32 `json:"moeCPULayers,omitempty"`
+	// noKvOffload keeps the KV cache in host memory: llama.cpp's --no-kv-offload.
 	NoKvOffload *bool `json:"noKvOffload,omitempty"`
-	// tensorOverrides is LLMKube's field for the llama.cpp tensor placement overrides. It is not supported: admission rejects it with a message that says what to use instead.
+	// noWarmup skips llama.cpp's warm-up run at start (--no-warmup).
+	NoWarmup *bool `json:"noWarmup,omitempty"`
+	// speculativeDecoding is LLMKube's llama.cpp speculative decoding with a draft model. Not served: the InferenceService reports Stalled=True (UnservedField); put the flags in extraArgs instead.
+	SpeculativeDecoding *apiextensionsv1.JSON `json:"speculativeDecoding,omitempty"`
+	// reasoningBudget is llama.cpp's --reasoning-budget: the most tokens a model may think for, -1 without limit.
+	ReasoningBudget *int32 `json:"reasoningBudget,omitempty"`
+	// reasoningBudgetMessage is llama.cpp's --reasoning-budget-message, with reasoningBudget.
+	ReasoningBudgetMessage *string `json:"reasoningBudgetMessage,omitempty"`
+	// metadataOverrides are llama.cpp's --override-kv values, one flag each.
+	MetadataOverrides []string `json:"metadataOverrides,omitempty"`
+	// tensorOverrides are llama.cpp's --override-tensor values, one flag each, such as exps=CPU.
 	TensorOverrides []string `json:"tensorOverrides,omitempty"`
-	// batchSize is LLMKube's field for the llama.cpp batch size. It is not supported: admission rejects it with a message that says what to use instead.
-	BatchSize *int64 `json:"batchSize,omitempty"`
-	// uBatchSize is LLMKube's field for the llama.cpp micro-batch size. It is not supported: admission rejects it with a message that says what to use instead.
-	UBatchSize *int64 `json:"uBatchSize,omitempty"`
-	// command is LLMKube's field for the container entrypoint. It is not supported: admission rejects it with a message that says what to use instead.
+	// batchSize is llama.cpp's --batch-size.
+	BatchSize *int32 `json:"batchSize,omitempty"`
+	// uBatchSize is llama.cpp's --ubatch-size.
+	UBatchSize *int32 `json:"uBatchSize,omitempty"`
+	// turboQuantBits is LLMKube's TurboQuant KV cache for its macOS agent. Not served on a Kubernetes node: the InferenceService reports Stalled=True (UnservedField).
+	TurboQuantBits *int32 `json:"turboQuantBits,omitempty"`
+	// pagedSSDCacheDir is LLMKube's paged SSD KV cache of its macOS agent. Not served on a Kubernetes node: Stalled=True (UnservedField).
+	PagedSSDCacheDir *string `json:"pagedSSDCacheDir,omitempty"`
+	// hotCacheMaxSize is LLMKube's in-memory tier of the paged SSD cache. Not served on a Kubernetes node: Stalled=True (UnservedField).
+	HotCacheMaxSize *string `json:"hotCacheMaxSize,omitempty"`
+	// pagedSSDCacheMaxSize is LLMKube's size of the paged SSD cache. Not served on a Kubernetes node: Stalled=True (UnservedField).
+	PagedSSDCacheMaxSize *string `json:"pagedSSDCacheMaxSize,omitempty"`
+	// command replaces the runtime container's entrypoint; spec.args (or the runtime's own arguments) follow it.
 	Command []string `json:"command,omitempty"`
-	// probeOverrides is LLMKube's field for the replacement health probes. It is not supported: admission rejects it with a message that says what to use instead.
-	ProbeOverrides *v1.JSON `json:"probeOverrides,omitempty"`
-	// personaPlexConfig is LLMKube's field for the PersonaPlex settings. It is not supported: admission rejects it with a message that says what to use instead.
-	PersonaPlexConfig *v1.JSON `json:"personaPlexConfig,omitempty"`
-	// vllmConfig is LLMKube's field for the vLLM settings. It is not supported: admission rejects it with a message that says what to use instead.
-	VLLMConfig *v1.JSON `json:"vllmConfig,omitempty"`
-	// tgiConfig is LLMKube's field for the TGI settings. It is not supported: admission rejects it with a message that says what to use instead.
-	TGIConfig *v1.JSON `json:"tgiConfig,omitempty"`
-	// priority is LLMKube's field for the scheduling priority level. It is not supported: admission rejects it with a message that says what to use instead.
+	// extraVolumes are added to the runtime pods, as in a pod's spec.volumes. A name the operator uses itself (model-cache) is refused by the API server's validation of the Deployment, and reported in Degraded.
+	ExtraVolumes []v1.Volume `json:"extraVolumes,omitempty"`
+	// extraVolumeMounts are added to the runtime container, as in a container's volumeMounts.
+	ExtraVolumeMounts []v1.VolumeMount `json:"extraVolumeMounts,omitempty"`
+	// bindAddress is the address the server listens on. Defaults to :: (every IPv4 and IPv6 address, so a dual-stack or IPv6-only cluster reaches it).
+	BindAddress *string `json:"bindAddress,omitempty"`
+	// probeOverrides replace the operator's startup, liveness and readiness probes of the runtime container, each as a whole.
+	ProbeOverrides *ProbeOverridesApplyConfiguration `json:"probeOverrides,omitempty"`
+	// personaPlexConfig is LLMKube's PersonaPlex settings. Not served: Stalled=True (UnservedField); put the flags in extraArgs.
+	PersonaPlexConfig *apiextensionsv1.JSON `json:"personaPlexConfig,omitempty"`
+	// vllmConfig are vLLM's settings, each its flag (docs/models.md lists them).
+	VLLMConfig *VLLMConfigApplyConfiguration `json:"vllmConfig,omitempty"`
+	// tgiConfig are TGI's settings, each its flag.
+	TGIConfig *TGIConfigApplyConfiguration `json:"tgiConfig,omitempty"`
+	// sglangConfig is LLMKube's SGLang settings. Not served: Stalled=True (UnservedField); put the flags in extraArgs.
+	SGLangConfig *apiextensionsv1.JSON `json:"sglangConfig,omitempty"`
+	// priority is LLMKube's queueing priority among InferenceServices waiting for GPUs: critical, high, normal, low or batch. LLMKube's schema defaults it to normal. This operator keeps no GPU queue: the scheduler decides, with priorityClassName. normal is served as it is (no queue); another value reports Stalled=True (UnservedField).
 	Priority *string `json:"priority,omitempty"`
-	// priorityClassName is LLMKube's field for the pods' PriorityClass. It is not supported: admission rejects it with a message that says what to use instead.
+	// evictionProtection is LLMKube's protection of GPU pods from eviction. Not served: Stalled=True (UnservedField); spec.disruption keeps Karpenter from evicting them.
+	EvictionProtection *bool `json:"evictionProtection,omitempty"`
+	// priorityClassName is the PriorityClass of the runtime pods.
 	PriorityClassName *string `json:"priorityClassName,omitempty"`
+	// slo is LLMKube's service level objective (Prometheus rules). Not served: Stalled=True (UnservedField).
+	SLO *apiextensionsv1.JSON `json:"slo,omitempty"`
+	// maxPodLifetimeSeconds is LLMKube's recycling of pods after an age. Not served: Stalled=True (UnservedField).
+	MaxPodLifetimeSeconds *int64 `json:"maxPodLifetimeSeconds,omitempty"`
+	// maxPodLifetimeIdleTimeoutSeconds is LLMKube's wait for idle pods before recycling them. Not served: Stalled=True (UnservedField).
+	MaxPodLifetimeIdleTimeoutSeconds *int64 `json:"maxPodLifetimeIdleTimeoutSeconds,omitempty"`
 }
 
 // LLMKubeInferenceServiceFieldsApplyConfiguration constructs a declarative configuration of the LLMKubeInferenceServiceFields type for use with
@@ -70,18 +128,68 @@ func LLMKubeInferenceServiceFields() *LLMKubeInferenceServiceFieldsApplyConfigur
 	return &LLMKubeInferenceServiceFieldsApplyConfiguration{}
 }
 
+// WithMode sets the Mode field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Mode field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMode(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.Mode = &value
+	return b
+}
+
+// WithSuspend sets the Suspend field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Suspend field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithSuspend(value bool) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.Suspend = &value
+	return b
+}
+
+// WithTopologySpreadConstraints adds the given value to the TopologySpreadConstraints field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the TopologySpreadConstraints field.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithTopologySpreadConstraints(values ...v1.TopologySpreadConstraint) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	for i := range values {
+		b.TopologySpreadConstraints = append(b.TopologySpreadConstraints, values[i])
+	}
+	return b
+}
+
+// WithAffinity sets the Affinity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Affinity field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithAffinity(value v1.Affinity) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.Affinity = &value
+	return b
+}
+
+// WithRuntimeClassName sets the RuntimeClassName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RuntimeClassName field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithRuntimeClassName(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.RuntimeClassName = &value
+	return b
+}
+
 // WithContextSize sets the ContextSize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ContextSize field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithContextSize(value int64) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithContextSize(value int32) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.ContextSize = &value
+	return b
+}
+
+// WithRopeScaling sets the RopeScaling field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RopeScaling field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithRopeScaling(value *RopeScalingSpecApplyConfiguration) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.RopeScaling = value
 	return b
 }
 
 // WithParallelSlots sets the ParallelSlots field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ParallelSlots field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithParallelSlots(value int64) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithParallelSlots(value int32) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.ParallelSlots = &value
 	return b
 }
@@ -118,6 +226,22 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithCacheTypeV(value s
 	return b
 }
 
+// WithCacheTypeCustomK sets the CacheTypeCustomK field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CacheTypeCustomK field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithCacheTypeCustomK(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.CacheTypeCustomK = &value
+	return b
+}
+
+// WithCacheTypeCustomV sets the CacheTypeCustomV field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CacheTypeCustomV field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithCacheTypeCustomV(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.CacheTypeCustomV = &value
+	return b
+}
+
 // WithMoeCPUOffload sets the MoeCPUOffload field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the MoeCPUOffload field is set to the value of the last call.
@@ -129,7 +253,7 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMoeCPUOffload(valu
 // WithMoeCPULayers sets the MoeCPULayers field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the MoeCPULayers field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMoeCPULayers(value int64) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMoeCPULayers(value int32) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.MoeCPULayers = &value
 	return b
 }
@@ -139,6 +263,48 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMoeCPULayers(value
 // If called multiple times, the NoKvOffload field is set to the value of the last call.
 func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithNoKvOffload(value bool) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.NoKvOffload = &value
+	return b
+}
+
+// WithNoWarmup sets the NoWarmup field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NoWarmup field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithNoWarmup(value bool) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.NoWarmup = &value
+	return b
+}
+
+// WithSpeculativeDecoding sets the SpeculativeDecoding field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SpeculativeDecoding field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithSpeculativeDecoding(value apiextensionsv1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.SpeculativeDecoding = &value
+	return b
+}
+
+// WithReasoningBudget sets the ReasoningBudget field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReasoningBudget field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithReasoningBudget(value int32) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.ReasoningBudget = &value
+	return b
+}
+
+// WithReasoningBudgetMessage sets the ReasoningBudgetMessage field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ReasoningBudgetMessage field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithReasoningBudgetMessage(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.ReasoningBudgetMessage = &value
+	return b
+}
+
+// WithMetadataOverrides adds the given value to the MetadataOverrides field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the MetadataOverrides field.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMetadataOverrides(values ...string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	for i := range values {
+		b.MetadataOverrides = append(b.MetadataOverrides, values[i])
+	}
 	return b
 }
 
@@ -155,7 +321,7 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithTensorOverrides(va
 // WithBatchSize sets the BatchSize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the BatchSize field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithBatchSize(value int64) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithBatchSize(value int32) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.BatchSize = &value
 	return b
 }
@@ -163,8 +329,40 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithBatchSize(value in
 // WithUBatchSize sets the UBatchSize field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the UBatchSize field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithUBatchSize(value int64) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithUBatchSize(value int32) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.UBatchSize = &value
+	return b
+}
+
+// WithTurboQuantBits sets the TurboQuantBits field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TurboQuantBits field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithTurboQuantBits(value int32) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.TurboQuantBits = &value
+	return b
+}
+
+// WithPagedSSDCacheDir sets the PagedSSDCacheDir field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PagedSSDCacheDir field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithPagedSSDCacheDir(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.PagedSSDCacheDir = &value
+	return b
+}
+
+// WithHotCacheMaxSize sets the HotCacheMaxSize field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HotCacheMaxSize field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithHotCacheMaxSize(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.HotCacheMaxSize = &value
+	return b
+}
+
+// WithPagedSSDCacheMaxSize sets the PagedSSDCacheMaxSize field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PagedSSDCacheMaxSize field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithPagedSSDCacheMaxSize(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.PagedSSDCacheMaxSize = &value
 	return b
 }
 
@@ -178,18 +376,46 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithCommand(values ...
 	return b
 }
 
+// WithExtraVolumes adds the given value to the ExtraVolumes field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumes field.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithExtraVolumes(values ...v1.Volume) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	for i := range values {
+		b.ExtraVolumes = append(b.ExtraVolumes, values[i])
+	}
+	return b
+}
+
+// WithExtraVolumeMounts adds the given value to the ExtraVolumeMounts field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ExtraVolumeMounts field.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithExtraVolumeMounts(values ...v1.VolumeMount) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	for i := range values {
+		b.ExtraVolumeMounts = append(b.ExtraVolumeMounts, values[i])
+	}
+	return b
+}
+
+// WithBindAddress sets the BindAddress field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BindAddress field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithBindAddress(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.BindAddress = &value
+	return b
+}
+
 // WithProbeOverrides sets the ProbeOverrides field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the ProbeOverrides field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithProbeOverrides(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
-	b.ProbeOverrides = &value
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithProbeOverrides(value *ProbeOverridesApplyConfiguration) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.ProbeOverrides = value
 	return b
 }
 
 // WithPersonaPlexConfig sets the PersonaPlexConfig field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the PersonaPlexConfig field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithPersonaPlexConfig(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithPersonaPlexConfig(value apiextensionsv1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.PersonaPlexConfig = &value
 	return b
 }
@@ -197,16 +423,24 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithPersonaPlexConfig(
 // WithVLLMConfig sets the VLLMConfig field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the VLLMConfig field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithVLLMConfig(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
-	b.VLLMConfig = &value
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithVLLMConfig(value *VLLMConfigApplyConfiguration) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.VLLMConfig = value
 	return b
 }
 
 // WithTGIConfig sets the TGIConfig field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the TGIConfig field is set to the value of the last call.
-func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithTGIConfig(value v1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
-	b.TGIConfig = &value
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithTGIConfig(value *TGIConfigApplyConfiguration) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.TGIConfig = value
+	return b
+}
+
+// WithSGLangConfig sets the SGLangConfig field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SGLangConfig field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithSGLangConfig(value apiextensionsv1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.SGLangConfig = &value
 	return b
 }
 
@@ -218,10 +452,42 @@ func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithPriority(value str
 	return b
 }
 
+// WithEvictionProtection sets the EvictionProtection field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EvictionProtection field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithEvictionProtection(value bool) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.EvictionProtection = &value
+	return b
+}
+
 // WithPriorityClassName sets the PriorityClassName field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the PriorityClassName field is set to the value of the last call.
 func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithPriorityClassName(value string) *LLMKubeInferenceServiceFieldsApplyConfiguration {
 	b.PriorityClassName = &value
+	return b
+}
+
+// WithSLO sets the SLO field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the SLO field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithSLO(value apiextensionsv1.JSON) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.SLO = &value
+	return b
+}
+
+// WithMaxPodLifetimeSeconds sets the MaxPodLifetimeSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxPodLifetimeSeconds field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMaxPodLifetimeSeconds(value int64) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.MaxPodLifetimeSeconds = &value
+	return b
+}
+
+// WithMaxPodLifetimeIdleTimeoutSeconds sets the MaxPodLifetimeIdleTimeoutSeconds field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxPodLifetimeIdleTimeoutSeconds field is set to the value of the last call.
+func (b *LLMKubeInferenceServiceFieldsApplyConfiguration) WithMaxPodLifetimeIdleTimeoutSeconds(value int64) *LLMKubeInferenceServiceFieldsApplyConfiguration {
+	b.MaxPodLifetimeIdleTimeoutSeconds = &value
 	return b
 }

@@ -11,10 +11,16 @@ package v1alpha1
 // LLMKubeModelFieldsApplyConfiguration represents a declarative configuration of the LLMKubeModelFields type for use
 // with apply.
 //
-// LLMKubeModelFields are LLMKube's fields of spec that admission rejects.
+// LLMKubeModelFields are LLMKube's fields of a Model's spec.
 type LLMKubeModelFieldsApplyConfiguration struct {
-	// sha256 is LLMKube's field for the expected hash of the model file. It is not supported: admission rejects it with a message that says what to use instead.
+	// sha256 is the expected hash of the model file, which LLMKube's download checks. Not served (the runtime downloads the model itself): Stalled=True (UnservedField) on the InferenceServices that use the Model.
 	SHA256 *string `json:"sha256,omitempty"`
+	// refreshPolicy is when LLMKube downloads again: IfNotPresent (the default, served: the runtime finds the weights in the cache) or OnChange. OnChange is not served: Stalled=True (UnservedField).
+	RefreshPolicy *string `json:"refreshPolicy,omitempty"`
+	// prefetch is LLMKube's download of the weights before any InferenceService uses the Model. Not served: Stalled=True (UnservedField) on the InferenceServices that use it; the runtime downloads on its first start.
+	Prefetch *bool `json:"prefetch,omitempty"`
+	// mmproj is a multimodal projector file of the repository, given to llama.cpp as --mmproj-url. Not served yet: Stalled=True (UnservedField).
+	Mmproj *string `json:"mmproj,omitempty"`
 }
 
 // LLMKubeModelFieldsApplyConfiguration constructs a declarative configuration of the LLMKubeModelFields type for use with
@@ -28,5 +34,29 @@ func LLMKubeModelFields() *LLMKubeModelFieldsApplyConfiguration {
 // If called multiple times, the SHA256 field is set to the value of the last call.
 func (b *LLMKubeModelFieldsApplyConfiguration) WithSHA256(value string) *LLMKubeModelFieldsApplyConfiguration {
 	b.SHA256 = &value
+	return b
+}
+
+// WithRefreshPolicy sets the RefreshPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RefreshPolicy field is set to the value of the last call.
+func (b *LLMKubeModelFieldsApplyConfiguration) WithRefreshPolicy(value string) *LLMKubeModelFieldsApplyConfiguration {
+	b.RefreshPolicy = &value
+	return b
+}
+
+// WithPrefetch sets the Prefetch field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Prefetch field is set to the value of the last call.
+func (b *LLMKubeModelFieldsApplyConfiguration) WithPrefetch(value bool) *LLMKubeModelFieldsApplyConfiguration {
+	b.Prefetch = &value
+	return b
+}
+
+// WithMmproj sets the Mmproj field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Mmproj field is set to the value of the last call.
+func (b *LLMKubeModelFieldsApplyConfiguration) WithMmproj(value string) *LLMKubeModelFieldsApplyConfiguration {
+	b.Mmproj = &value
 	return b
 }

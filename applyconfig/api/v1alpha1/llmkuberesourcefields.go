@@ -8,15 +8,23 @@ Licensed under the Apache License, Version 2.0.
 
 package v1alpha1
 
+import (
+	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
 // LLMKubeResourceFieldsApplyConfiguration represents a declarative configuration of the LLMKubeResourceFields type for use
 // with apply.
 //
-// LLMKubeResourceFields are LLMKube's fields of spec.resources that admission rejects.
+// LLMKubeResourceFields are LLMKube's fields of an InferenceService's spec.resources.
 type LLMKubeResourceFieldsApplyConfiguration struct {
-	// gpuMemory is LLMKube's field for the GPU memory per pod. It is not supported: admission rejects it with a message that says what to use instead.
+	// gpuMemory is LLMKube's GPU memory per pod, which its GPU scheduler reads. Not served: Stalled=True (UnservedField); pick GPU nodes with spec.nodeSelector.
 	GPUMemory *string `json:"gpuMemory,omitempty"`
-	// hostMemory is LLMKube's field for the host memory for offloading. It is not supported: admission rejects it with a message that says what to use instead.
+	// hostMemory is the host memory for offloaded weights; it is the memory request and limit when memory is unset.
 	HostMemory *string `json:"hostMemory,omitempty"`
+	// ephemeralStorage is the container's ephemeral-storage request. When unset and the model cache is Ephemeral, the emptyDir's size (LLMKube requests the cache's size, so the pod lands on a node with room for the weights).
+	EphemeralStorage *string `json:"ephemeralStorage,omitempty"`
+	// gpuSharing is LLMKube's GPU sharing (time-slicing, MPS, MIG profiles). Not served: Stalled=True (UnservedField); request a shared or MIG resource with the Model's hardware.gpu.resourceName.
+	GPUSharing *v1.JSON `json:"gpuSharing,omitempty"`
 }
 
 // LLMKubeResourceFieldsApplyConfiguration constructs a declarative configuration of the LLMKubeResourceFields type for use with
@@ -38,5 +46,21 @@ func (b *LLMKubeResourceFieldsApplyConfiguration) WithGPUMemory(value string) *L
 // If called multiple times, the HostMemory field is set to the value of the last call.
 func (b *LLMKubeResourceFieldsApplyConfiguration) WithHostMemory(value string) *LLMKubeResourceFieldsApplyConfiguration {
 	b.HostMemory = &value
+	return b
+}
+
+// WithEphemeralStorage sets the EphemeralStorage field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EphemeralStorage field is set to the value of the last call.
+func (b *LLMKubeResourceFieldsApplyConfiguration) WithEphemeralStorage(value string) *LLMKubeResourceFieldsApplyConfiguration {
+	b.EphemeralStorage = &value
+	return b
+}
+
+// WithGPUSharing sets the GPUSharing field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the GPUSharing field is set to the value of the last call.
+func (b *LLMKubeResourceFieldsApplyConfiguration) WithGPUSharing(value v1.JSON) *LLMKubeResourceFieldsApplyConfiguration {
+	b.GPUSharing = &value
 	return b
 }

@@ -9,7 +9,7 @@ Licensed under the Apache License, Version 2.0.
 package v1alpha1
 
 import (
-	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	v1 "k8s.io/api/core/v1"
 )
 
 // ModelGPUApplyConfiguration represents a declarative configuration of the ModelGPU type for use
@@ -74,10 +74,26 @@ func (b *ModelGPUApplyConfiguration) WithMemory(value string) *ModelGPUApplyConf
 	return b
 }
 
+// WithTolerationKey sets the TolerationKey field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TolerationKey field is set to the value of the last call.
+func (b *ModelGPUApplyConfiguration) WithTolerationKey(value string) *ModelGPUApplyConfiguration {
+	b.LLMKubeGPUFieldsApplyConfiguration.TolerationKey = &value
+	return b
+}
+
+// WithRuntime sets the Runtime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Runtime field is set to the value of the last call.
+func (b *ModelGPUApplyConfiguration) WithRuntime(value string) *ModelGPUApplyConfiguration {
+	b.LLMKubeGPUFieldsApplyConfiguration.Runtime = &value
+	return b
+}
+
 // WithLayers sets the Layers field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Layers field is set to the value of the last call.
-func (b *ModelGPUApplyConfiguration) WithLayers(value int64) *ModelGPUApplyConfiguration {
+func (b *ModelGPUApplyConfiguration) WithLayers(value int32) *ModelGPUApplyConfiguration {
 	b.LLMKubeGPUFieldsApplyConfiguration.Layers = &value
 	return b
 }
@@ -85,7 +101,17 @@ func (b *ModelGPUApplyConfiguration) WithLayers(value int64) *ModelGPUApplyConfi
 // WithSharding sets the Sharding field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Sharding field is set to the value of the last call.
-func (b *ModelGPUApplyConfiguration) WithSharding(value v1.JSON) *ModelGPUApplyConfiguration {
-	b.LLMKubeGPUFieldsApplyConfiguration.Sharding = &value
+func (b *ModelGPUApplyConfiguration) WithSharding(value *GPUShardingApplyConfiguration) *ModelGPUApplyConfiguration {
+	b.LLMKubeGPUFieldsApplyConfiguration.Sharding = value
+	return b
+}
+
+// WithResourceClaims adds the given value to the ResourceClaims field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the ResourceClaims field.
+func (b *ModelGPUApplyConfiguration) WithResourceClaims(values ...v1.PodResourceClaim) *ModelGPUApplyConfiguration {
+	for i := range values {
+		b.LLMKubeGPUFieldsApplyConfiguration.ResourceClaims = append(b.LLMKubeGPUFieldsApplyConfiguration.ResourceClaims, values[i])
+	}
 	return b
 }

@@ -8,16 +8,12 @@ Licensed under the Apache License, Version 2.0.
 
 package v1alpha1
 
-import (
-	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-)
-
 // ModelHardwareApplyConfiguration represents a declarative configuration of the ModelHardware type for use
 // with apply.
 //
 // ModelHardware says what accelerators a model needs.
 type ModelHardwareApplyConfiguration struct {
-	// accelerator is the kind of accelerator the model is built for: cpu, cuda or rocm. It is informational; GPUs are requested by gpu. When unset, nothing is assumed.
+	// accelerator is the kind of accelerator the model is built for: cpu, cuda, rocm, intel, vulkan, or metal (Apple GPUs, which LLMKube serves on its macOS agent: an InferenceService of a metal Model reports Stalled=True, UnservedField). intel requests gpu.intel.com/i915 as vendor intel does; otherwise it is informational and GPUs are requested by gpu. When unset, nothing is assumed.
 	Accelerator *string `json:"accelerator,omitempty"`
 	// gpu says how many GPUs of which kind the runtime needs.
 	GPU                                     *ModelGPUApplyConfiguration `json:"gpu,omitempty"`
@@ -57,7 +53,7 @@ func (b *ModelHardwareApplyConfiguration) WithMemoryBudget(value string) *ModelH
 // WithMemoryFraction sets the MemoryFraction field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the MemoryFraction field is set to the value of the last call.
-func (b *ModelHardwareApplyConfiguration) WithMemoryFraction(value v1.JSON) *ModelHardwareApplyConfiguration {
+func (b *ModelHardwareApplyConfiguration) WithMemoryFraction(value float64) *ModelHardwareApplyConfiguration {
 	b.LLMKubeHardwareFieldsApplyConfiguration.MemoryFraction = &value
 	return b
 }

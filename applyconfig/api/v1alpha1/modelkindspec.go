@@ -18,14 +18,14 @@ import (
 // Maintainers: the Go names ModelKindSpec and ModelKindStatus keep ModelSpec free for the
 // InferenceService's inline spec.model; the JSON field names follow LLMKube's Model so its
 // manifests apply unchanged. Fields LLMKube has and this operator does not support are declared in
-// model_llmkube_types.go only to be rejected by admission with a message naming them.
+// llmkube_types.go.
 // ModelKindSpec describes a model that InferenceServices refer to by name with spec.modelRef.
 type ModelKindSpecApplyConfiguration struct {
 	// source is where the model comes from: a Hugging Face repository id (org/name), hf://org/repo or hf://org/repo/file for one file of a repository, an https:// URL, or an absolute path on a volume mounted in the pod. Every InferenceService that refers to this Model passes it to its runtime, as spec.model.source would. At most 2048 characters.
 	Source *string `json:"source,omitempty"`
 	// sourceSecretRef names a Secret in the same namespace that holds a Hugging Face token, for gated or private models. The runtime container gets it as the HF_TOKEN environment variable by reference; the operator never reads the Secret. When unset, the model is downloaded without a token.
 	SourceSecretRef *SecretKeyReferenceApplyConfiguration `json:"sourceSecretRef,omitempty"`
-	// format is the file format of the weights: gguf (llama.cpp) or safetensors (vLLM, TGI, SGLang). With gguf and a Hugging Face repository source that names no file, the first entry of files is the file llama.cpp loads. When unset, the format is not checked.
+	// format is the file format of the weights: gguf (llama.cpp), safetensors or pytorch (vLLM, TGI, SGLang), custom, or mlx (LLMKube's macOS agent: an InferenceService of an mlx Model reports Stalled=True, UnservedField, since no runtime on a Kubernetes node loads it). With gguf and a Hugging Face repository source that names no file, the first entry of files is the file llama.cpp loads. When unset, the format is not checked.
 	Format *apiv1alpha1.ModelFormat `json:"format,omitempty"`
 	// quantization is the quantization level of the weights, such as Q4_K_M or Q8_0. It is informational: the runtime reads the quantization from the weights themselves. At most 64 characters.
 	Quantization *string `json:"quantization,omitempty"`
@@ -107,5 +107,29 @@ func (b *ModelKindSpecApplyConfiguration) WithResources(value *ModelResourcesApp
 // If called multiple times, the SHA256 field is set to the value of the last call.
 func (b *ModelKindSpecApplyConfiguration) WithSHA256(value string) *ModelKindSpecApplyConfiguration {
 	b.LLMKubeModelFieldsApplyConfiguration.SHA256 = &value
+	return b
+}
+
+// WithRefreshPolicy sets the RefreshPolicy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RefreshPolicy field is set to the value of the last call.
+func (b *ModelKindSpecApplyConfiguration) WithRefreshPolicy(value string) *ModelKindSpecApplyConfiguration {
+	b.LLMKubeModelFieldsApplyConfiguration.RefreshPolicy = &value
+	return b
+}
+
+// WithPrefetch sets the Prefetch field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Prefetch field is set to the value of the last call.
+func (b *ModelKindSpecApplyConfiguration) WithPrefetch(value bool) *ModelKindSpecApplyConfiguration {
+	b.LLMKubeModelFieldsApplyConfiguration.Prefetch = &value
+	return b
+}
+
+// WithMmproj sets the Mmproj field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Mmproj field is set to the value of the last call.
+func (b *ModelKindSpecApplyConfiguration) WithMmproj(value string) *ModelKindSpecApplyConfiguration {
+	b.LLMKubeModelFieldsApplyConfiguration.Mmproj = &value
 	return b
 }

@@ -9,6 +9,7 @@ Licensed under the Apache License, Version 2.0.
 package v1alpha1
 
 import (
+	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	resource "k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -69,5 +70,21 @@ func (b *ResourceSpecApplyConfiguration) WithGPUMemory(value string) *ResourceSp
 // If called multiple times, the HostMemory field is set to the value of the last call.
 func (b *ResourceSpecApplyConfiguration) WithHostMemory(value string) *ResourceSpecApplyConfiguration {
 	b.LLMKubeResourceFieldsApplyConfiguration.HostMemory = &value
+	return b
+}
+
+// WithEphemeralStorage sets the EphemeralStorage field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EphemeralStorage field is set to the value of the last call.
+func (b *ResourceSpecApplyConfiguration) WithEphemeralStorage(value string) *ResourceSpecApplyConfiguration {
+	b.LLMKubeResourceFieldsApplyConfiguration.EphemeralStorage = &value
+	return b
+}
+
+// WithGPUSharing sets the GPUSharing field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the GPUSharing field is set to the value of the last call.
+func (b *ResourceSpecApplyConfiguration) WithGPUSharing(value v1.JSON) *ResourceSpecApplyConfiguration {
+	b.LLMKubeResourceFieldsApplyConfiguration.GPUSharing = &value
 	return b
 }
