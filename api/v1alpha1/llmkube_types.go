@@ -343,16 +343,17 @@ type TGIConfig struct {
 
 // LLMKubeResourceFields are LLMKube's fields of an InferenceService's spec.resources.
 type LLMKubeResourceFields struct {
-	// gpuMemory is LLMKube's GPU memory per pod, which its GPU scheduler reads. Not served: Stalled=True (UnservedField); pick GPU nodes with spec.nodeSelector.
+	// gpuMemory is the GPU memory one pod needs. Informational, as in LLMKube's operator: it sets no request and moves no pod; pick GPU nodes with spec.nodeSelector or the Model's hardware.gpu.
 	// +optional
 	GPUMemory string `json:"gpuMemory,omitempty"`
 
-	// hostMemory is the host memory for offloaded weights; it is the memory request and limit when memory is unset.
+	// hostMemory is the host memory for weights and KV cache offloaded from the GPUs (such as 64Gi). It is the container's memory request, in place of memory (as in LLMKube's operator); the memory limit is the larger of the two.
 	// +optional
 	HostMemory string `json:"hostMemory,omitempty"`
 
-	// ephemeralStorage is the container's ephemeral-storage request. When unset and the model cache is Ephemeral, the emptyDir's size (LLMKube requests the cache's size, so the pod lands on a node with room for the weights).
+	// ephemeralStorage is the pod's local-disk budget (such as 40Gi): the container's ephemeral-storage request and limit, so that the scheduler places the pod on a node with room and an overrun evicts this pod rather than its neighbours; an Ephemeral model cache's emptyDir is sized to it when spec.modelCache.size is unset.
 	// +optional
+	// +kubebuilder:validation:Pattern=`^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`
 	EphemeralStorage string `json:"ephemeralStorage,omitempty"`
 
 	// gpuSharing is LLMKube's GPU sharing (time-slicing, MPS, MIG profiles). Not served: Stalled=True (UnservedField); request a shared or MIG resource with the Model's hardware.gpu.resourceName.

@@ -73,6 +73,10 @@ func SelectorLabels(name string) map[string]string {
 func operatorLabels(isvc *inferencev1alpha1.InferenceService) map[string]string {
 	l := SelectorLabels(isvc.Name)
 	l[LabelRuntime] = string(runtimeOf(isvc))
+	if isvc.Spec.ModelRef != "" {
+		// As LLMKube's operator labels them: kubectl get pods -l inference.llmkube.dev/model=...
+		l[LabelModel] = isvc.Spec.ModelRef
+	}
 	return l
 }
 
@@ -126,14 +130,18 @@ func Deployment(isvc *inferencev1alpha1.InferenceService, in Inputs) (*appsv1ac.
 	rt := runtimes.For(runtimeOf(isvc))
 	port := runtimes.ResolvedPort(spec)
 
+	gpu := gpuResourceName(in.Model)
 	container := corev1ac.Container().
 		WithName(ContainerName).
-		WithImage(ptr.Deref(spec.Image, rt.Image)).
+		WithImage(image(spec, rt, gpu)).
 		WithPorts(corev1ac.ContainerPort().WithName(PortName).WithContainerPort(port).WithProtocol(corev1.ProtocolTCP))
-	if len(rt.Command) > 0 && spec.Image == nil {
+	switch {
+	case len(spec.Command) > 0:
+		container.WithCommand(spec.Command...)
+	case len(rt.Command) > 0 && spec.Image == nil:
 		container.WithCommand(rt.Command...)
 	}
-	if args := rt.Args(spec, port); len(args) > 0 {
+	if args, _ := rt.Args(spec, port, hardware(spec, in.Model)); len(args) > 0 {
 		container.WithArgs(args...)
 	}
 	for i := range spec.Env {
@@ -143,10 +151,16 @@ func Deployment(isvc *inferencev1alpha1.InferenceService, in Inputs) (*appsv1ac.
 		}
 		container.WithEnv(env)
 	}
-	if r := resources(spec.Resources, gpuResourceName(in.Model)); r != nil {
+	r, err := resources(spec.Resources, gpu)
+	if err != nil {
+		return nil, err
+	}
+	if r != nil {
 		container.WithResources(r)
 	}
-	addProbes(container, rt)
+	if err := addProbes(container, rt, spec.ProbeOverrides); err != nil {
+		return nil, err
+	}
 	if spec.SecurityContext != nil {
 		sc := &corev1ac.SecurityContextApplyConfiguration{}
 		if err := convert(spec.SecurityContext, sc); err != nil {
@@ -156,10 +170,24 @@ func Deployment(isvc *inferencev1alpha1.InferenceService, in Inputs) (*appsv1ac.
 	}
 
 	cache := addModel(container, isvc, in.Model, rt)
+	for i := range spec.ExtraVolumeMounts {
+		vm := &corev1ac.VolumeMountApplyConfiguration{}
+		if err := convert(&spec.ExtraVolumeMounts[i], vm); err != nil {
+			return nil, fmt.Errorf("spec.extraVolumeMounts[%d]: %w", i, err)
+		}
+		container.WithVolumeMounts(vm)
+	}
 
 	podSpec := corev1ac.PodSpec().WithContainers(container)
 	if cache != nil {
 		podSpec.WithVolumes(cache)
+	}
+	for i := range spec.ExtraVolumes {
+		v := &corev1ac.VolumeApplyConfiguration{}
+		if err := convert(&spec.ExtraVolumes[i], v); err != nil {
+			return nil, fmt.Errorf("spec.extraVolumes[%d]: %w", i, err)
+		}
+		podSpec.WithVolumes(v)
 	}
 	if spec.PodSecurityContext != nil {
 		psc := &corev1ac.PodSecurityContextApplyConfiguration{}
@@ -174,6 +202,9 @@ func Deployment(isvc *inferencev1alpha1.InferenceService, in Inputs) (*appsv1ac.
 	if len(spec.NodeSelector) > 0 {
 		podSpec.WithNodeSelector(spec.NodeSelector)
 	}
+	if t := gpuToleration(spec, in.Model); t != nil {
+		podSpec.WithTolerations(t)
+	}
 	for i := range spec.Tolerations {
 		t := &corev1ac.TolerationApplyConfiguration{}
 		if err := convert(&spec.Tolerations[i], t); err != nil {
@@ -183,6 +214,9 @@ func Deployment(isvc *inferencev1alpha1.InferenceService, in Inputs) (*appsv1ac.
 	}
 	for _, s := range spec.ImagePullSecrets {
 		podSpec.WithImagePullSecrets(corev1ac.LocalObjectReference().WithName(s.Name))
+	}
+	if err := schedule(podSpec, spec, rt); err != nil {
+		return nil, err
 	}
 
 	template := corev1ac.PodTemplateSpec().
@@ -256,23 +290,35 @@ func gpus(spec *inferencev1alpha1.InferenceServiceSpec) int32 {
 
 // resources returns nil when the spec asks for nothing, so the apply never claims an empty
 // resources struct.
-func resources(r *inferencev1alpha1.ResourceSpec, gpu corev1.ResourceName) *corev1ac.ResourceRequirementsApplyConfiguration {
+func resources(r *inferencev1alpha1.ResourceSpec, gpu corev1.ResourceName) (*corev1ac.ResourceRequirementsApplyConfiguration, error) {
 	if r == nil {
-		return nil
+		return nil, nil
 	}
 	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
 	if r.CPU != nil {
 		requests[corev1.ResourceCPU] = *r.CPU
 	}
-	if r.Memory != nil {
-		requests[corev1.ResourceMemory] = *r.Memory
-		limits[corev1.ResourceMemory] = *r.Memory
+	req, lim, err := memory(r)
+	if err != nil {
+		return nil, fmt.Errorf("spec.resources.hostMemory %q is not a quantity: %w", r.HostMemory, err)
+	}
+	if req != nil {
+		requests[corev1.ResourceMemory] = *req
+		limits[corev1.ResourceMemory] = *lim
+	}
+	if r.EphemeralStorage != "" {
+		q, err := resource.ParseQuantity(r.EphemeralStorage)
+		if err != nil {
+			return nil, fmt.Errorf("spec.resources.ephemeralStorage %q is not a quantity: %w", r.EphemeralStorage, err)
+		}
+		requests[corev1.ResourceEphemeralStorage] = q
+		limits[corev1.ResourceEphemeralStorage] = q
 	}
 	if g := ptr.Deref(r.GPU, 0); g > 0 {
 		limits[gpu] = *resource.NewQuantity(int64(g), resource.DecimalSI)
 	}
 	if len(requests) == 0 && len(limits) == 0 {
-		return nil
+		return nil, nil
 	}
 	out := corev1ac.ResourceRequirements()
 	if len(requests) > 0 {
@@ -281,21 +327,41 @@ func resources(r *inferencev1alpha1.ResourceSpec, gpu corev1.ResourceName) *core
 	if len(limits) > 0 {
 		out.WithLimits(limits)
 	}
-	return out
+	return out, nil
 }
 
-// addProbes checks the runtime's health path, or its port where it has none. The startup probe
-// allows an hour for downloading and loading a model.
-func addProbes(c *corev1ac.ContainerApplyConfiguration, rt runtimes.Runtime) {
+// addProbes checks the runtime's health path, or its port where it has none, each with five
+// seconds to answer (a server busy with a long prompt answers slowly; the default one second
+// restarts it under load). The startup probe allows an hour for downloading and loading a model.
+// spec.probeOverrides replaces a probe whole.
+func addProbes(c *corev1ac.ContainerApplyConfiguration, rt runtimes.Runtime, o *inferencev1alpha1.ProbeOverrides) error {
 	handler := func() *corev1ac.ProbeApplyConfiguration {
+		p := corev1ac.Probe().WithTimeoutSeconds(5)
 		if rt.HealthPath == "" {
-			return corev1ac.Probe().WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(PortName)))
+			return p.WithTCPSocket(corev1ac.TCPSocketAction().WithPort(intstr.FromString(PortName)))
 		}
-		return corev1ac.Probe().WithHTTPGet(corev1ac.HTTPGetAction().WithPath(rt.HealthPath).WithPort(intstr.FromString(PortName)))
+		return p.WithHTTPGet(corev1ac.HTTPGetAction().WithPath(rt.HealthPath).WithPort(intstr.FromString(PortName)))
 	}
-	c.WithStartupProbe(handler().WithPeriodSeconds(10).WithFailureThreshold(360)).
-		WithReadinessProbe(handler().WithPeriodSeconds(10)).
-		WithLivenessProbe(handler().WithPeriodSeconds(30).WithFailureThreshold(5))
+	startup := handler().WithPeriodSeconds(10).WithFailureThreshold(360)
+	readiness := handler().WithPeriodSeconds(10)
+	liveness := handler().WithPeriodSeconds(30).WithFailureThreshold(5)
+	if o != nil {
+		for _, p := range []struct {
+			field string
+			in    *corev1.Probe
+			out   **corev1ac.ProbeApplyConfiguration
+		}{{"startup", o.Startup, &startup}, {"readiness", o.Readiness, &readiness}, {"liveness", o.Liveness, &liveness}} {
+			if p.in == nil {
+				continue
+			}
+			*p.out = &corev1ac.ProbeApplyConfiguration{}
+			if err := convert(p.in, *p.out); err != nil {
+				return fmt.Errorf("spec.probeOverrides.%s: %w", p.field, err)
+			}
+		}
+	}
+	c.WithStartupProbe(startup).WithReadinessProbe(readiness).WithLivenessProbe(liveness)
+	return nil
 }
 
 // Service exposes the runtime on spec.endpoint.port (or the resolved port), selecting exactly the

@@ -104,6 +104,8 @@ func gpuResourceName(m *inferencev1alpha1.Model) corev1.ResourceName {
 	switch {
 	case g.ResourceName != "":
 		return corev1.ResourceName(g.ResourceName)
+	case g.Vendor == "amd" && (g.Runtime == "vulkan" || g.Runtime == "rocm"):
+		return DRIRenderResource
 	case g.Vendor == "amd":
 		return "amd.com/gpu"
 	case g.Vendor == "intel":
@@ -197,6 +199,11 @@ func cacheVolume(isvc *inferencev1alpha1.InferenceService) *corev1ac.VolumeApply
 		ed := corev1ac.EmptyDirVolumeSource()
 		if s := isvc.Spec.ModelCache.Size; s != nil {
 			ed.WithSizeLimit(*s)
+		} else if r := isvc.Spec.Resources; r != nil && r.EphemeralStorage != "" {
+			// The pod's disk budget bounds the cache, as in LLMKube's operator.
+			if q, err := resource.ParseQuantity(r.EphemeralStorage); err == nil {
+				ed.WithSizeLimit(q)
+			}
 		}
 		return v.WithEmptyDir(ed)
 	}

@@ -94,7 +94,8 @@ func TestModelSourceSecretAndGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := d.Spec.Template.Spec.Containers[0]
-	if d := cmp.Diff([]string{"--host", "0.0.0.0", "--port", "8080", "--metrics", "--hf-repo", "org/repo-GGUF", "--hf-file", "model-Q4_K_M.gguf"}, c.Args); d != "" {
+	if d := cmp.Diff([]string{"--host", "::", "--port", "8080", "--metrics", "--hf-repo", "org/repo-GGUF", "--hf-file", "model-Q4_K_M.gguf",
+		"--n-gpu-layers", "99", "--split-mode", "layer", "--tensor-split", "1,1"}, c.Args); d != "" {
 		t.Errorf("args (-want +got):\n%s", d)
 	}
 	if got := container(t, d)[EnvHFToken]; got != "secret:hf/HF_TOKEN" {

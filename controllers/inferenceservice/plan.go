@@ -195,6 +195,10 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 	if err != nil {
 		return nil, ownership.Fail("HorizontalPodAutoscaler", key, ownership.StepBuild, err)
 	}
+	if isvc.Spec.Suspend {
+		// A suspended InferenceService runs no pod: an autoscaler would scale it back up.
+		hpa = nil
+	}
 	switch {
 	case hpa != nil && p.Blocked == "":
 		p.After = append(p.After, plan.Of(hpa, newHPA, autoscalingv2ac.ExtractHorizontalPodAutoscaler))

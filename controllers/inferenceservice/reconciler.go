@@ -259,6 +259,10 @@ var replicasPath = fieldpath.MakePathOrDie("spec", "replicas")
 // that carries it is guarded by the resourceVersion it was read at, and a stale read fails with a
 // conflict (and is retried on a fresh read) instead of forcing an old replica count back.
 func replicasFor(isvc *inferencev1alpha1.InferenceService, live *appsv1.Deployment, fieldManager string) (*int32, bool, error) {
+	if isvc.Spec.Suspend {
+		// Suspended: no pod, whoever else scales it (the plan deletes the autoscaler meanwhile).
+		return ptr.To[int32](0), false, nil
+	}
 	as := isvc.Spec.Autoscaling
 	if as == nil {
 		return ptr.To(ptr.Deref(isvc.Spec.Replicas, 1)), false, nil

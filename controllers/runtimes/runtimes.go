@@ -36,8 +36,14 @@ type Runtime struct {
 	// may ask it for a stream's usage (docs/router.md, "Token accounting", says where each
 	// runtime documents it); a server not known to accept it is never sent the field.
 	StreamUsage bool
-	// args builds the arguments that load source and listen on port.
-	args func(m model, port int32) []string
+	// NoServiceLinks turns off the Service variables Kubernetes injects: vLLM reads VLLM_PORT
+	// (and any VLLM_*) as its own settings, so the Service of an InferenceService named vllm
+	// would reconfigure it.
+	NoServiceLinks bool
+	// args adds the arguments that load source and listen on port at host.
+	args func(f *flags, m model, port, host string)
+	// derive adds the flags of the spec's runtime settings and of the pod's GPUs; nil for none.
+	derive func(f *flags, spec *inferencev1alpha1.InferenceServiceSpec, hw Hardware)
 }
 
 var known = map[inferencev1alpha1.Runtime]Runtime{
@@ -46,36 +52,46 @@ var known = map[inferencev1alpha1.Runtime]Runtime{
 		InFlightMetric: "llamacpp:requests_processing",
 		CacheEnv:       "LLAMA_CACHE",
 		StreamUsage:    true,
-		args: func(m model, port int32) []string {
-			a := []string{"--host", "0.0.0.0", "--port", itoa(port), "--metrics"}
+		args: func(f *flags, m model, port, host string) {
+			f.add(f.hostField, names("--host"), host)
+			f.add("", names("--port"), port)
+			f.add("", names("--metrics"))
 			switch {
 			case m.repo != "" && m.file != "":
-				return append(a, "--hf-repo", m.repo, "--hf-file", m.file)
+				f.out = append(f.out, "--hf-repo", m.repo, "--hf-file", m.file)
 			case m.repo != "":
-				return append(a, "--hf-repo", m.repo)
+				f.out = append(f.out, "--hf-repo", m.repo)
 			case m.url != "":
-				return append(a, "--model-url", m.url)
+				f.out = append(f.out, "--model-url", m.url)
 			default:
-				return append(a, "--model", m.path)
+				f.out = append(f.out, "--model", m.path)
 			}
 		},
+		derive: llamaCPPFlags,
 	},
 	inferencev1alpha1.RuntimeVLLM: {
 		Image: "vllm/vllm-openai:latest", Port: 8000, HealthPath: "/health",
 		InFlightMetric: "vllm:num_requests_running",
 		CacheEnv:       "HF_HOME",
 		StreamUsage:    true,
-		args: func(m model, port int32) []string {
-			return []string{"--model", m.ref(), "--host", "0.0.0.0", "--port", itoa(port)}
+		NoServiceLinks: true,
+		args: func(f *flags, m model, port, host string) {
+			f.out = append(f.out, "--model", m.ref())
+			f.add(f.hostField, names("--host"), host)
+			f.add("", names("--port"), port)
 		},
+		derive: vllmFlags,
 	},
 	inferencev1alpha1.RuntimeTGI: {
 		Image: "ghcr.io/huggingface/text-generation-inference:latest", Port: 80, HealthPath: "/health",
 		InFlightMetric: "tgi_batch_current_size",
 		CacheEnv:       "HF_HOME",
-		args: func(m model, port int32) []string {
-			return []string{"--model-id", m.ref(), "--hostname", "0.0.0.0", "--port", itoa(port)}
+		args: func(f *flags, m model, port, host string) {
+			f.out = append(f.out, "--model-id", m.ref())
+			f.add(f.hostField, names("--hostname"), host)
+			f.add("", names("--port", "-p"), port)
 		},
+		derive: tgiFlags,
 	},
 	inferencev1alpha1.RuntimeSGLang: {
 		Image: "lmsysorg/sglang:latest", Port: 30000, HealthPath: "/health",
@@ -83,20 +99,26 @@ var known = map[inferencev1alpha1.Runtime]Runtime{
 		Command:        []string{"python3", "-m", "sglang.launch_server"},
 		CacheEnv:       "HF_HOME",
 		StreamUsage:    true,
-		args: func(m model, port int32) []string {
-			return []string{"--model-path", m.ref(), "--host", "0.0.0.0", "--port", itoa(port), "--enable-metrics"}
+		args: func(f *flags, m model, port, host string) {
+			f.out = append(f.out, "--model-path", m.ref())
+			f.add(f.hostField, names("--host"), host)
+			f.add("", names("--port"), port)
+			f.add("", names("--enable-metrics"))
 		},
+		derive: sglangFlags,
 	},
 	inferencev1alpha1.RuntimePersonaPlex: {
 		Image: "ghcr.io/llmkube/personaplex:latest", Port: 8998, HealthPath: "/health",
 		CacheEnv: "HF_HOME",
-		args: func(m model, port int32) []string {
-			return []string{"--model", m.ref(), "--host", "0.0.0.0", "--port", itoa(port)}
+		args: func(f *flags, m model, port, host string) {
+			f.out = append(f.out, "--model", m.ref())
+			f.add(f.hostField, names("--host"), host)
+			f.add("", names("--port"), port)
 		},
 	},
 	inferencev1alpha1.RuntimeGeneric: {
 		Port: 8080,
-		args: func(model, int32) []string { return nil },
+		args: func(*flags, model, string, string) {},
 	},
 }
 
@@ -108,16 +130,26 @@ func For(r inferencev1alpha1.Runtime) Runtime {
 	return known[inferencev1alpha1.RuntimeLlamaCPP]
 }
 
-// Args are the container arguments: spec.args when set, else the runtime's own, then
-// spec.extraArgs.
-func (rt Runtime) Args(spec *inferencev1alpha1.InferenceServiceSpec, port int32) []string {
-	var out []string
+// Args are the container arguments: spec.args when set, else the runtime's own (the model source,
+// the address and port, then the flags of the spec's runtime settings and of hw's GPUs), then
+// spec.extraArgs. A flag extraArgs sets is not derived a second time: overridden lists the fields
+// whose flag extraArgs replaced, so the plan can say so.
+func (rt Runtime) Args(spec *inferencev1alpha1.InferenceServiceSpec, port int32, hw Hardware) (args []string, overridden []Override) {
 	if spec.Args != nil {
-		out = append(out, spec.Args...)
-	} else {
-		out = append(out, rt.args(parseSource(spec.Model.Source), port)...)
+		return append(append([]string(nil), spec.Args...), spec.ExtraArgs...), nil
 	}
-	return append(out, spec.ExtraArgs...)
+	f := &flags{user: spec.ExtraArgs}
+	if spec.BindAddress != "" {
+		f.hostField = "spec.bindAddress"
+	}
+	rt.args(f, parseSource(spec.Model.Source), itoa(port), bindAddress(spec))
+	if rt.derive != nil {
+		rt.derive(f, spec, hw)
+	}
+	if len(f.out) == 0 && len(spec.ExtraArgs) == 0 {
+		return nil, nil
+	}
+	return append(f.out, spec.ExtraArgs...), f.override
 }
 
 // ResolvedPort is the one port an InferenceService listens on: spec.containerPort, else

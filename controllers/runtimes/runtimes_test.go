@@ -46,18 +46,18 @@ func TestArgs(t *testing.T) {
 		want []string
 	}{
 		{"llamacpp hf file", inferencev1alpha1.InferenceServiceSpec{Model: inferencev1alpha1.ModelSpec{Source: "hf://org/repo/m.gguf"}},
-			[]string{"--host", "0.0.0.0", "--port", "8080", "--metrics", "--hf-repo", "org/repo", "--hf-file", "m.gguf"}},
+			[]string{"--host", "::", "--port", "8080", "--metrics", "--hf-repo", "org/repo", "--hf-file", "m.gguf"}},
 		{"llamacpp url", inferencev1alpha1.InferenceServiceSpec{Model: inferencev1alpha1.ModelSpec{Source: "https://h/m.gguf"}},
-			[]string{"--host", "0.0.0.0", "--port", "8080", "--metrics", "--model-url", "https://h/m.gguf"}},
+			[]string{"--host", "::", "--port", "8080", "--metrics", "--model-url", "https://h/m.gguf"}},
 		{"llamacpp path with extra args", inferencev1alpha1.InferenceServiceSpec{Model: inferencev1alpha1.ModelSpec{Source: "/models/m.gguf"}, ExtraArgs: []string{"-c", "4096"}},
-			[]string{"--host", "0.0.0.0", "--port", "8080", "--metrics", "--model", "/models/m.gguf", "-c", "4096"}},
+			[]string{"--host", "::", "--port", "8080", "--metrics", "--model", "/models/m.gguf", "-c", "4096"}},
 		{"vllm repo id", inferencev1alpha1.InferenceServiceSpec{Runtime: "vllm", Model: inferencev1alpha1.ModelSpec{Source: "hf://Qwen/Qwen2.5"}},
-			[]string{"--model", "Qwen/Qwen2.5", "--host", "0.0.0.0", "--port", "8000"}},
+			[]string{"--model", "Qwen/Qwen2.5", "--host", "::", "--port", "8000"}},
 		{"args replace", inferencev1alpha1.InferenceServiceSpec{Runtime: "tgi", Args: []string{"x"}, ExtraArgs: []string{"y"}}, []string{"x", "y"}},
 		{"generic has none", inferencev1alpha1.InferenceServiceSpec{Runtime: "generic", Model: inferencev1alpha1.ModelSpec{Source: "a/b"}}, nil},
 	}
 	for _, c := range cases {
-		got := For(c.spec.Runtime).Args(&c.spec, ResolvedPort(&c.spec))
+		got, _ := For(c.spec.Runtime).Args(&c.spec, ResolvedPort(&c.spec), Hardware{})
 		if d := cmp.Diff(c.want, got); d != "" {
 			t.Errorf("%s (-want +got):\n%s", c.name, d)
 		}
