@@ -372,17 +372,22 @@ func Service(isvc *inferencev1alpha1.InferenceService) *corev1ac.ServiceApplyCon
 	if spec.Endpoint != nil && spec.Endpoint.Type != nil {
 		svcType = corev1.ServiceType(*spec.Endpoint.Type)
 	}
+	port := corev1ac.ServicePort().
+		WithName(PortName).
+		WithProtocol(corev1.ProtocolTCP).
+		WithPort(runtimes.ServicePort(spec)).
+		WithTargetPort(intstr.FromInt32(runtimes.ResolvedPort(spec)))
+	if e := spec.Endpoint; e != nil && e.NodePort != nil && svcType != corev1.ServiceTypeClusterIP {
+		// A fixed node port (LLMKube's endpoint.nodePort); only NodePort and LoadBalancer have one.
+		port.WithNodePort(*e.NodePort)
+	}
 	return corev1ac.Service(isvc.Name, isvc.Namespace).
 		WithLabels(operatorLabels(isvc)).
 		WithOwnerReferences(ownerReference(isvc)).
 		WithSpec(corev1ac.ServiceSpec().
 			WithType(svcType).
 			WithSelector(SelectorLabels(isvc.Name)).
-			WithPorts(corev1ac.ServicePort().
-				WithName(PortName).
-				WithProtocol(corev1.ProtocolTCP).
-				WithPort(runtimes.ServicePort(spec)).
-				WithTargetPort(intstr.FromInt32(runtimes.ResolvedPort(spec)))))
+			WithPorts(port))
 }
 
 // HPA is the HorizontalPodAutoscaler for isvc, or nil when spec.autoscaling is not set.

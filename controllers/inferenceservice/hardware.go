@@ -7,7 +7,9 @@ Licensed under the Apache License, Version 2.0.
 package inferenceservice
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -92,4 +94,39 @@ func memory(r *inferencev1alpha1.ResourceSpec) (request, limit *resource.Quantit
 		return &host, r.Memory, nil
 	}
 	return &host, ptr.To(host.DeepCopy()), nil
+}
+
+// argOverrides are the fields of isvc whose runtime flag spec.extraArgs sets itself.
+func argOverrides(isvc *inferencev1alpha1.InferenceService, m *inferencev1alpha1.Model) []runtimes.Override {
+	if m != nil {
+		isvc = withModel(isvc, m)
+	}
+	spec := &isvc.Spec
+	_, o := runtimes.For(runtimeOf(isvc)).Args(spec, runtimes.ResolvedPort(spec), hardware(spec, m))
+	return o
+}
+
+// EventFieldOverridden is the Warning Event of a field whose flag spec.extraArgs sets itself.
+const EventFieldOverridden = "FieldOverridden"
+
+// reportedOverrides remembers, by InferenceService UID and generation, the overrides already
+// reported, so each generation's are reported once per process.
+var reportedOverrides sync.Map
+
+// reportOverridden records a Warning Event naming each field spec.extraArgs overrides: the runtime
+// reads the extraArgs value, as it does under LLMKube's operator, and the field's own is not
+// passed.
+func (r *Reconciler) reportOverridden(isvc *inferencev1alpha1.InferenceService, o []runtimes.Override) {
+	if len(o) == 0 || r.Recorder == nil {
+		return
+	}
+	if _, seen := reportedOverrides.LoadOrStore(fmt.Sprintf("%s/%d", isvc.UID, isvc.Generation), true); seen {
+		return
+	}
+	parts := make([]string, len(o))
+	for i, v := range o {
+		parts[i] = v.Field + " by " + v.Flag
+	}
+	r.Recorder.Eventf(isvc, nil, corev1.EventTypeWarning, EventFieldOverridden, "BuildArgs",
+		"spec.extraArgs sets the flag of %s: the runtime gets the extraArgs value only; remove one of the two to silence this", strings.Join(parts, ", "))
 }

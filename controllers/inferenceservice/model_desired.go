@@ -224,7 +224,11 @@ func addModel(c *corev1ac.ContainerApplyConfiguration, isvc *inferencev1alpha1.I
 		}
 		return false
 	}
-	if m != nil && m.Spec.SourceSecretRef != nil && !userSets(EnvHFToken) {
+	if ref := runtimeToken(&isvc.Spec); ref != nil && !userSets(EnvHFToken) {
+		// The runtime's own token (vllmConfig or tgiConfig hfTokenSecretRef) is the more specific.
+		c.WithEnv(corev1ac.EnvVar().WithName(EnvHFToken).WithValueFrom(corev1ac.EnvVarSource().WithSecretKeyRef(
+			corev1ac.SecretKeySelector().WithName(ref.Name).WithKey(ref.Key))))
+	} else if m != nil && m.Spec.SourceSecretRef != nil && !userSets(EnvHFToken) {
 		ref := m.Spec.SourceSecretRef
 		c.WithEnv(corev1ac.EnvVar().WithName(EnvHFToken).WithValueFrom(corev1ac.EnvVarSource().WithSecretKeyRef(
 			corev1ac.SecretKeySelector().WithName(ref.Name).WithKey(ptr.Deref(ref.Key, EnvHFToken)))))
@@ -238,4 +242,16 @@ func addModel(c *corev1ac.ContainerApplyConfiguration, isvc *inferencev1alpha1.I
 	}
 	c.WithVolumeMounts(corev1ac.VolumeMount().WithName(CacheVolumeName).WithMountPath(CacheMountPath))
 	return v
+}
+
+// runtimeToken is the Hugging Face token Secret of the runtime's settings: vllmConfig's for vLLM,
+// tgiConfig's for TGI; nil for none.
+func runtimeToken(spec *inferencev1alpha1.InferenceServiceSpec) *corev1.SecretKeySelector {
+	switch {
+	case spec.Runtime == inferencev1alpha1.RuntimeVLLM && spec.VLLMConfig != nil:
+		return spec.VLLMConfig.HFTokenSecretRef
+	case spec.Runtime == inferencev1alpha1.RuntimeTGI && spec.TGIConfig != nil:
+		return spec.TGIConfig.HFTokenSecretRef
+	}
+	return nil
 }

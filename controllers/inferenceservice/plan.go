@@ -27,6 +27,7 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/plan"
+	"github.com/llmkube/operator/controllers/runtimes"
 	"github.com/llmkube/operator/controllers/status"
 )
 
@@ -106,6 +107,11 @@ type Plan struct {
 	// Deployment (an existing one is left as it is) and publishes nothing that routes traffic to
 	// it: no Service, no InferencePool or HTTPRoute, no endpoint.
 	Blocked, BlockedMessage string
+	// Unserved are the fields that block the plan with ReasonUnservedField.
+	Unserved []Unserved
+	// Overridden are the fields whose flag spec.extraArgs sets itself: the operator leaves its
+	// own out, and the reconciler says so in an Event.
+	Overridden []runtimes.Override
 	// Refused is set when a Deployment of the InferenceService's name exists and the
 	// InferenceService does not control it (ownership.NotControlled): the plan is Blocked, applies
 	// nothing that targets, selects or mounts for that workload (no claim, Service, HPA, pool or
@@ -153,6 +159,9 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 		p.Blocked = ReasonModelNotFound
 		p.BlockedMessage = fmt.Sprintf("Model %s does not exist in namespace %s: create it; until then no Deployment is created, an existing one is left as it is, and no Service or gateway route is published", isvc.Spec.ModelRef, isvc.Namespace)
 	}
+	if u := UnservedFields(isvc, obs.Model); len(u) > 0 && p.Blocked == "" {
+		p.Blocked, p.BlockedMessage, p.Unserved = ReasonUnservedField, UnservedMessage(u), u
+	}
 	live := obs.Deployment
 	if live != nil {
 		if err := ownership.CheckControlledBy(live, "InferenceService", isvc); err != nil {
@@ -183,6 +192,7 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 		if _, err := Deployment(isvc, p.in); err != nil {
 			return nil, ownership.Fail("Deployment", key, ownership.StepBuild, err)
 		}
+		p.Overridden = argOverrides(isvc, obs.Model)
 		p.After = append(p.After, plan.Of(Service(isvc), newService, corev1ac.ExtractService))
 	}
 	if cacheOf(isvc) != cacheClaim || isvc.Spec.ModelRef != "" {

@@ -164,6 +164,7 @@ func (k kind) Apply(ctx context.Context, isvc *inferencev1alpha1.InferenceServic
 		}
 	}
 	r.reportKeptSize(isvc, client.ObjectKey{Namespace: isvc.Namespace, Name: CacheClaimName(isvc)}, p.KeptSize)
+	r.reportOverridden(isvc, p.Overridden)
 	// A blocked plan (its Model is missing) has no Deployment: an existing one stays as is. Likewise
 	// when the cache claim's name is taken by an object the operator does not control: the pods
 	// would mount someone else's volume.
