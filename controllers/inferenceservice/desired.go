@@ -431,13 +431,20 @@ func HPA(isvc *inferencev1alpha1.InferenceService) (*autoscalingv2ac.HorizontalP
 		WithSpec(spec), nil
 }
 
-// Endpoint is the in-cluster URL of the model's API.
+// Endpoint is the in-cluster URL of the model's API, with spec.endpoint.path (status.endpoint,
+// as LLMKube reports it: the chat completions URL where its schema defaulted the path).
 func Endpoint(isvc *inferencev1alpha1.InferenceService) string {
 	path := ""
 	if isvc.Spec.Endpoint != nil {
 		path = ptr.Deref(isvc.Spec.Endpoint.Path, "")
 	}
-	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d%s", isvc.Name, isvc.Namespace, runtimes.ServicePort(&isvc.Spec), path)
+	return BaseURL(isvc) + path
+}
+
+// BaseURL is the in-cluster URL of the model's server, without spec.endpoint.path: a router
+// appends each request's own path (/v1/chat/completions, /v1/embeddings) to it.
+func BaseURL(isvc *inferencev1alpha1.InferenceService) string {
+	return fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", isvc.Name, isvc.Namespace, runtimes.ServicePort(&isvc.Spec))
 }
 
 // convert turns an API value the user wrote into its apply configuration. Both have the same JSON

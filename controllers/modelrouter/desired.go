@@ -147,7 +147,9 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 				break
 			}
 			r.Resolved = true
-			r.URL = inferenceservice.Endpoint(isvc) // the one place an InferenceService's URL is built
+			// The server's URL, not status.endpoint: LLMKube's schema defaults spec.endpoint.path to
+			// /v1/chat/completions, and the proxy appends each request's own path.
+			r.URL = inferenceservice.BaseURL(isvc)
 			r.Service = &routingv1.Service{Namespace: isvc.Namespace, Name: isvc.Name, Port: inferenceservice.PortName}
 			r.StreamUsage = StreamUsage(b, isvc)
 			r.Metrics = EngineMetrics(router, isvc)

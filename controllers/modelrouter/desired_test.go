@@ -68,6 +68,14 @@ func TestResolve(t *testing.T) {
 		t.Fatalf("external URL kept: %s", res[1].URL)
 	}
 
+	// LLMKube's schema defaults spec.endpoint.path to /v1/chat/completions: the proxy appends each
+	// request's path to the backend URL, so the URL must not carry it (it would double).
+	found := allFound()
+	found.InferenceServices["llama"].Spec.Endpoint = &inferencev1alpha1.EndpointSpec{Path: ptr.To("/v1/chat/completions")}
+	if res := Resolve(router(nil), found); res[0].URL != "http://llama.ns.svc.cluster.local:8000" {
+		t.Fatalf("InferenceService URL without spec.endpoint.path: %s", res[0].URL)
+	}
+
 	res = Resolve(router(nil), Lookup{})
 	if res[0].Resolved || !strings.Contains(res[0].Message, `InferenceService "llama" not found`) {
 		t.Fatalf("missing InferenceService: %+v", res[0])

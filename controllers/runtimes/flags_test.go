@@ -40,7 +40,9 @@ func TestLLMKubeFlags(t *testing.T) {
 		override []Override
 	}{
 		{"one GPU offloads every layer; context, flash attention, jinja",
-			llama(func(s *spec) { s.ContextSize, s.FlashAttention, s.Jinja = ptr.To[int32](8192), ptr.To(true), ptr.To(true) }),
+			llama(func(s *spec) {
+				s.ContextSize, s.FlashAttention, s.Jinja = ptr.To[int32](8192), ptr.To(true), ptr.To(true)
+			}),
 			Hardware{GPUs: 1},
 			with(base, "--n-gpu-layers", "99", "--ctx-size", "8192", "--flash-attn", "on", "--jinja"), nil},
 		{"flash attention needs a GPU",
