@@ -34,7 +34,7 @@ type ModelKindSpec struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self.matches('^(hf://[A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+(/[!-~]+)?|https://[-A-Za-z0-9.:@]+(/[!-~]*)?|/[!-~]*|[A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+)$') || self.matches('^(https?|file|pvc|hf|s3)://.*|^/[^\\s]+$|^[a-zA-Z0-9][\\w\\-\\.\\/]+$')",message="spec.source must be a Hugging Face repo id (org/name), hf://org/repo[/file], an http(s):// URL, file:///path or an absolute path on a mounted volume, pvc://claim/path, or s3://bucket/key"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(hf://[A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+(/[!-~]+)?|https://[-A-Za-z0-9.:@]+(/[!-~]*)?|/[!-~]*|[A-Za-z0-9][-A-Za-z0-9_.]*/[-A-Za-z0-9_.]+)$') || self.matches('^(https?|file|pvc|hf|s3)://.*|^/[^[:space:]]+$|^[a-zA-Z0-9][0-9A-Za-z_./-]+$')",message="spec.source must be a Hugging Face repo id (org/name), hf://org/repo[/file], an http(s):// URL, file:///path or an absolute path on a mounted volume, pvc://claim/path, or s3://bucket/key"
 	Source string `json:"source"`
 
 	// sourceSecretRef names a Secret in the same namespace that holds a Hugging Face token, for gated or private models. The runtime container gets it as the HF_TOKEN environment variable by reference; the operator never reads the Secret. When unset, the model is downloaded without a token.
