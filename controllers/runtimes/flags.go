@@ -7,8 +7,11 @@ Licensed under the Apache License, Version 2.0.
 package runtimes
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
+
+	"k8s.io/utils/ptr"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 )
@@ -117,25 +120,25 @@ func llamaCPPFlags(f *flags, spec *inferencev1alpha1.InferenceServiceSpec, hw Ha
 		f.add("spec.parallelSlots", names("--parallel", "-np"), i32(*v))
 	}
 	// Flash attention is a GPU kernel: on a CPU pod LLMKube leaves it out, and so does this.
-	if hw.GPUs > 0 && isTrue(spec.FlashAttention) {
+	if hw.GPUs > 0 && ptr.Deref(spec.FlashAttention, false) {
 		f.add("spec.flashAttention", names("--flash-attn", "-fa"), "on")
 	}
-	if isTrue(spec.Jinja) {
+	if ptr.Deref(spec.Jinja, false) {
 		f.add("spec.jinja", names("--jinja"))
 	}
-	if k := firstSet(spec.CacheTypeCustomK, spec.CacheTypeK); k != "" {
+	if k := cmp.Or(spec.CacheTypeCustomK, spec.CacheTypeK); k != "" {
 		f.add(cacheField("K", spec.CacheTypeCustomK), names("--cache-type-k", "-ctk"), k)
 	}
-	if v := firstSet(spec.CacheTypeCustomV, spec.CacheTypeV); v != "" {
+	if v := cmp.Or(spec.CacheTypeCustomV, spec.CacheTypeV); v != "" {
 		f.add(cacheField("V", spec.CacheTypeCustomV), names("--cache-type-v", "-ctv"), v)
 	}
-	if isTrue(spec.MoeCPUOffload) {
+	if ptr.Deref(spec.MoeCPUOffload, false) {
 		f.add("spec.moeCPUOffload", names("--cpu-moe", "-cmoe"))
 	}
 	if v := spec.MoeCPULayers; v != nil && *v > 0 {
 		f.add("spec.moeCPULayers", names("--n-cpu-moe", "-ncmoe"), i32(*v))
 	}
-	if isTrue(spec.NoKvOffload) {
+	if ptr.Deref(spec.NoKvOffload, false) {
 		f.add("spec.noKvOffload", names("--no-kv-offload", "-nkvo"))
 	}
 	for _, o := range spec.TensorOverrides {
@@ -147,7 +150,7 @@ func llamaCPPFlags(f *flags, spec *inferencev1alpha1.InferenceServiceSpec, hw Ha
 	if v := spec.UBatchSize; v != nil && *v > 0 {
 		f.add("spec.uBatchSize", names("--ubatch-size", "-ub"), i32(*v))
 	}
-	if isTrue(spec.NoWarmup) {
+	if ptr.Deref(spec.NoWarmup, false) {
 		f.add("spec.noWarmup", names("--no-warmup"))
 	}
 	if v := spec.ReasoningBudget; v != nil {
@@ -268,17 +271,14 @@ func vllmFlags(f *flags, spec *inferencev1alpha1.InferenceServiceSpec, hw Hardwa
 	if c.Dtype != "" {
 		f.add(field+"dtype", names("--dtype"), c.Dtype)
 	}
-	kv := c.KVCacheCustomDtype
-	if kv == "" && c.KVCacheDtype != nil {
-		kv = *c.KVCacheDtype
-	}
+	kv := cmp.Or(c.KVCacheCustomDtype, ptr.Deref(c.KVCacheDtype, ""))
 	if kv != "" && kv != "auto" {
 		f.add(field+"kvCacheDtype", names("--kv-cache-dtype"), kv)
 	}
-	if isTrue(c.EnablePrefixCaching) {
+	if ptr.Deref(c.EnablePrefixCaching, false) {
 		f.add(field+"enablePrefixCaching", names("--enable-prefix-caching"))
 	}
-	if isTrue(c.EnableChunkedPrefill) {
+	if ptr.Deref(c.EnableChunkedPrefill, false) {
 		f.add(field+"enableChunkedPrefill", names("--enable-chunked-prefill"))
 	}
 	if c.MaxNumBatchedTokens != nil {
@@ -287,13 +287,13 @@ func vllmFlags(f *flags, spec *inferencev1alpha1.InferenceServiceSpec, hw Hardwa
 	if c.AttentionBackend != "" {
 		f.add(field+"attentionBackend", names("--attention-backend"), c.AttentionBackend)
 	}
-	if s := c.Speculative; s != nil && isTrue(s.Enabled) && s.Model != "" {
+	if s := c.Speculative; s != nil && ptr.Deref(s.Enabled, false) && s.Model != "" {
 		f.add(field+"speculative.model", names("--speculative-model"), s.Model)
 		if s.NumSpeculativeTokens != nil {
 			f.add(field+"speculative.numSpeculativeTokens", names("--num-speculative-tokens"), i32(*s.NumSpeculativeTokens))
 		}
 	}
-	if isTrue(c.EnableExpertParallel) {
+	if ptr.Deref(c.EnableExpertParallel, false) {
 		f.add(field+"enableExpertParallel", names("--enable-expert-parallel"))
 	}
 	if hw.GPUs > 0 && c.CPUOffloadGB != nil {
@@ -335,15 +335,4 @@ func sglangFlags(f *flags, _ *inferencev1alpha1.InferenceServiceSpec, hw Hardwar
 	if hw.GPUs > 1 {
 		f.add("", names("--tp", "--tp-size", "--tensor-parallel-size"), i32(hw.GPUs))
 	}
-}
-
-func isTrue(b *bool) bool { return b != nil && *b }
-
-func firstSet(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
