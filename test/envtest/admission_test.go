@@ -87,6 +87,28 @@ var _ = Describe("Admission", func() {
 		Entry("a modelRef instead of a model", "InferenceService", map[string]any{"modelRef": "llama"}),
 		Entry("a modelRef with every cache setting", "InferenceService", map[string]any{"modelRef": "llama",
 			"modelCache": map[string]any{"persistence": "Cached", "size": "100Gi", "storageClassName": "fast"}, "skipModelInit": true}),
+		// LLMKube's fields: accepted as LLMKube accepts them. What the operator does with each
+		// (served, or Stalled naming it) is decided in controllers/inferenceservice/unserved.go and
+		// checked for every field by TestEveryLLMKubeFieldIsCovered.
+		Entry("LLMKube's contextSize, flashAttention and jinja", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["contextSize"] = 8192
+			s["flashAttention"] = true
+			s["jinja"] = true
+		})),
+		Entry("LLMKube's vllmConfig", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["runtime"] = "vllm"
+			s["vllmConfig"] = map[string]any{"maxModelLen": 2048}
+		})),
+		Entry("LLMKube's priorityClassName and resources.gpuMemory", "InferenceService", isvcSpec(func(s map[string]any) {
+			s["priorityClassName"] = "high"
+			s["resources"] = map[string]any{"gpu": 1, "gpuMemory": "8Gi"}
+		})),
+		Entry("a Model with an http source", "Model", map[string]any{"source": "http://example.com/m.gguf"}),
+		Entry("a Model in LLMKube's mlx format", "Model", map[string]any{"source": "org/m", "format": "mlx"}),
+		Entry("LLMKube's hardware.gpu.layers and memory", "Model", map[string]any{"source": "org/m",
+			"hardware": map[string]any{"gpu": map[string]any{"enabled": true, "layers": -1, "memory": "8Gi"}}}),
+		Entry("LLMKube's sha256 and hardware.memoryBudget", "Model", map[string]any{"source": "org/m", "sha256": strings.Repeat("a", 64),
+			"hardware": map[string]any{"memoryBudget": "24Gi"}}),
 		Entry("a Model as LLMKube's vLLM sample writes it", "Model", map[string]any{"source": "TinyLlama/TinyLlama-1.1B-Chat-v1.0", "format": "safetensors",
 			"hardware": map[string]any{"accelerator": "cuda", "gpu": map[string]any{"enabled": true, "count": 1, "vendor": "nvidia"}}}),
 		Entry("a Model with every supported field", "Model", map[string]any{"source": "hf://org/repo-GGUF", "format": "gguf", "quantization": "Q4_K_M",
@@ -185,30 +207,12 @@ var _ = Describe("Admission", func() {
 		Entry("a missing model", "InferenceService", map[string]any{"replicas": 1}, "exactly one of spec.model and spec.modelRef must be set"),
 		Entry("both model and modelRef", "InferenceService", isvcSpec(func(s map[string]any) { s["modelRef"] = "m" }),
 			"exactly one of spec.model and spec.modelRef must be set"),
-		Entry("LLMKube's contextSize", "InferenceService", isvcSpec(func(s map[string]any) { s["contextSize"] = 8192 }),
-			"spec.contextSize (LLMKube) is not supported: put the runtime's flag in spec.extraArgs"),
-		Entry("LLMKube's vllmConfig", "InferenceService", isvcSpec(func(s map[string]any) { s["vllmConfig"] = map[string]any{"maxModelLen": 2048} }),
-			"spec.vllmConfig (LLMKube) is not supported"),
-		Entry("LLMKube's priorityClassName", "InferenceService", isvcSpec(func(s map[string]any) { s["priorityClassName"] = "high" }),
-			"spec.priorityClassName (LLMKube) is not supported"),
-		Entry("LLMKube's resources.gpuMemory", "InferenceService", isvcSpec(func(s map[string]any) { s["resources"] = map[string]any{"gpu": 1, "gpuMemory": "8Gi"} }),
-			"spec.resources.gpuMemory (LLMKube) is not supported"),
 		Entry("a cache claimName with a storage class", "InferenceService", isvcSpec(func(s map[string]any) {
 			s["modelCache"] = map[string]any{"claimName": "mine", "storageClassName": "fast"}
 		}), "spec.modelCache.claimName names a claim you made"),
 		Entry("an unknown cache persistence", "InferenceService", isvcSpec(func(s map[string]any) { s["modelCache"] = map[string]any{"persistence": "Forever"} }),
 			`spec.modelCache.persistence: Unsupported value: "Forever"`),
 		Entry("a Model without a source", "Model", map[string]any{"format": "gguf"}, "spec.source: Required value"),
-		Entry("a Model with an http source", "Model", map[string]any{"source": "http://example.com/m.gguf"}, "spec.source must be a Hugging Face repo id"),
-		Entry("a Model in LLMKube's mlx format", "Model", map[string]any{"source": "org/m", "format": "mlx"}, `spec.format: Unsupported value: "mlx"`),
-		Entry("LLMKube's hardware.gpu.layers", "Model", map[string]any{"source": "org/m", "hardware": map[string]any{"gpu": map[string]any{"enabled": true, "layers": -1}}},
-			"spec.hardware.gpu.layers (LLMKube) is not supported"),
-		Entry("LLMKube's hardware.gpu.memory", "Model", map[string]any{"source": "org/m", "hardware": map[string]any{"gpu": map[string]any{"memory": "8Gi"}}},
-			"spec.hardware.gpu.memory (LLMKube) is not supported"),
-		Entry("LLMKube's sha256", "Model", map[string]any{"source": "org/m", "sha256": strings.Repeat("a", 64)},
-			"spec.sha256 (LLMKube) is not supported"),
-		Entry("LLMKube's hardware.memoryBudget", "Model", map[string]any{"source": "org/m", "hardware": map[string]any{"memoryBudget": "24Gi"}},
-			"spec.hardware.memoryBudget (LLMKube) is not supported"),
 		Entry("more than 64 GPUs", "InferenceService", isvcSpec(func(s map[string]any) { s["resources"] = map[string]any{"gpu": 65} }),
 			"spec.resources.gpu in body should be less than or equal to 64"),
 		Entry("a router port of 70000", "ModelRouter", routerSpec(func(s map[string]any) { s["endpoint"] = map[string]any{"port": 70000} }),

@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -183,13 +184,28 @@ var _ = Describe("Model and spec.modelRef", func() {
 		Consistently(func() []string { return op.writes(from) }).WithTimeout(2 * time.Second).Should(BeEmpty())
 	})
 
-	It("rejects LLMKube's fields it does not support by name, through kubectl apply --server-side [M2]", func() {
-		// LLMKube's vLLM sample (config/samples/vllm-tinyllama.yaml), unchanged.
+	It("serves LLMKube's vLLM sample and GPU Model as written, with the flags, GPUs and autoscaling LLMKube derives from them [M2]", func() {
+		// LLMKube's vLLM sample (config/samples/vllm-tinyllama.yaml), unchanged, with its Model.
 		_, err := applyAs("gitops", fmt.Sprintf(`apiVersion: inference.llmkube.dev/v1alpha1
+kind: Model
+metadata:
+  name: tinyllama-1b
+  namespace: %[1]s
+spec:
+  source: TinyLlama/TinyLlama-1.1B-Chat-v1.0
+  format: safetensors
+  hardware:
+    accelerator: cuda
+    gpu:
+      enabled: true
+      count: 1
+      vendor: nvidia
+---
+apiVersion: inference.llmkube.dev/v1alpha1
 kind: InferenceService
 metadata:
   name: vllm-tinyllama
-  namespace: %s
+  namespace: %[1]s
 spec:
   modelRef: tinyllama-1b
   runtime: vllm
@@ -208,35 +224,42 @@ spec:
     gpu: 1
     cpu: "2"
     memory: "8Gi"
-`, ns))
-		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(ContainSubstring("spec.vllmConfig (LLMKube) is not supported: put the runtime's flags in spec.extraArgs"))
-
-		// LLMKube's autoscaling metrics have another shape than a HorizontalPodAutoscaler's.
-		_, err = applyAs("gitops", fmt.Sprintf(`apiVersion: inference.llmkube.dev/v1alpha1
-kind: InferenceService
-metadata:
-  name: scaled
-  namespace: %s
-spec:
-  modelRef: m
   autoscaling:
     maxReplicas: 3
     metrics:
     - type: Pods
-      name: llamacpp:requests_processing
+      name: vllm:num_requests_running
       targetAverageValue: "2"
 `, ns))
-		Expect(err).To(HaveOccurred())
-		// The API server names the first undeclared field it meets, in no fixed order.
-		Expect(err.Error()).To(MatchRegexp(`\.spec\.autoscaling\.metrics\[0\]\.(name|targetAverageValue): field not declared in schema`))
+		Expect(err).NotTo(HaveOccurred())
 
-		// LLMKube's GPU sample's Model, with its gpu.memory and gpu.layers.
+		d := eventuallyDeployment(ns, "vllm-tinyllama", func(g Gomega, d *appsv1.Deployment) {})
+		pod := d.Spec.Template.Spec
+		c := pod.Containers[0]
+		Expect(c.Args).To(ContainElements("--max-model-len", "2048", "--dtype", "float16"))
+		Expect(c.Resources.Limits).To(HaveKeyWithValue(corev1.ResourceName("nvidia.com/gpu"), resource.MustParse("1")))
+		Expect(pod.Tolerations).To(ContainElement(HaveField("Key", "nvidia.com/gpu")))
+		Expect(pod.EnableServiceLinks).To(Equal(ptr.To(false)), "a Service named vllm must not inject VLLM_PORT into vLLM's environment")
+		Expect(envOf(d)).To(HaveKey("HF_TOKEN"))
+		Expect(envOf(d)["HF_TOKEN"].ValueFrom.SecretKeyRef).To(Equal(&corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "hf-token"}, Key: "HF_TOKEN"}))
+		Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("inference.llmkube.dev/model", "tinyllama-1b"))
+
+		By("LLMKube's short autoscaling metric becomes the HorizontalPodAutoscaler's Pods metric")
+		hpa := &autoscalingv2.HorizontalPodAutoscaler{}
+		Eventually(func() error {
+			return k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "vllm-tinyllama"}, hpa)
+		}).Should(Succeed())
+		Expect(hpa.Spec.Metrics).To(HaveLen(1))
+		Expect(hpa.Spec.Metrics[0].Pods.Metric.Name).To(Equal("vllm:num_requests_running"))
+		Expect(hpa.Spec.Metrics[0].Pods.Target.AverageValue.String()).To(Equal("2"))
+
+		By("LLMKube's GPU sample's Model, with its gpu.memory and gpu.layers, runs llama.cpp with every layer on the GPU")
 		_, err = applyAs("gitops", fmt.Sprintf(`apiVersion: inference.llmkube.dev/v1alpha1
 kind: Model
 metadata:
   name: llama-3b-gpu
-  namespace: %s
+  namespace: %[1]s
 spec:
   source: https://huggingface.co/bartowski/Llama-3.2-3B-Instruct-GGUF/resolve/main/Llama-3.2-3B-Instruct-Q8_0.gguf
   format: gguf
@@ -247,9 +270,18 @@ spec:
       count: 1
       memory: "8Gi"
       layers: -1
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: llama-3b-gpu-service
+  namespace: %[1]s
+spec:
+  modelRef: llama-3b-gpu
 `, ns))
-		Expect(err).To(HaveOccurred())
-		Expect(err.Error()).To(And(ContainSubstring("spec.hardware.gpu.memory (LLMKube) is not supported"), ContainSubstring("spec.hardware.gpu.layers (LLMKube) is not supported")))
+		Expect(err).NotTo(HaveOccurred())
+		d = eventuallyDeployment(ns, "llama-3b-gpu-service", func(g Gomega, d *appsv1.Deployment) {})
+		Expect(d.Spec.Template.Spec.Containers[0].Args).To(ContainElements("--n-gpu-layers", "99", "--host", "::"))
 	})
 
 	It("gives every runtime its cache variable and lets two InferenceServices share one Model's claim [M5]", func() {
