@@ -224,7 +224,7 @@ var _ = Describe("Failures are named for what they are", func() {
 		Expect(recorded()).To(ConsistOf(ContainSubstring("now owned by person")), "a new change another manager made is reported")
 	})
 
-	It("writes a ModelRouter's status once while it converges, from the applied Deployment, with backend URLs built like the InferenceService's", func() {
+	It("writes a ModelRouter's status once while it converges, from the applied Deployment, with the server's URL as each backend's (spec.endpoint.path is the path LLMKube reports, not a prefix)", func() {
 		ns := newNamespace()
 		op := startOperator(ns, controllers.Config{})
 		newISVC(ns, "llm", func(i *inferencev1alpha1.InferenceService) {
@@ -251,7 +251,10 @@ var _ = Describe("Failures are named for what they are", func() {
 		}
 		Expect(statusWrites).To(HaveLen(1), "one status write per change")
 		Expect(meta.FindStatusCondition(r.Status.Conditions, inferencev1alpha1.ConditionReady).Reason).NotTo(Equal("DeploymentAbsent"))
-		Expect(r.Status.Backends[0].URL).To(Equal(inferenceservice.Endpoint(getISVC(ns, "llm"))))
-		Expect(r.Status.Backends[0].URL).To(HaveSuffix("/v1"))
+		// The proxy appends each request's own path (/v1/chat/completions, /v1/embeddings), so the
+		// backend is the server, not status.endpoint (LLMKube's schema defaults the path to
+		// /v1/chat/completions; appending to it would double the path).
+		Expect(r.Status.Backends[0].URL).To(Equal(inferenceservice.BaseURL(getISVC(ns, "llm"))))
+		Expect(r.Status.Backends[0].URL).NotTo(HaveSuffix("/v1"))
 	})
 })
