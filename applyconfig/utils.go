@@ -58,6 +58,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.InferenceServiceStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LimitsSpec"):
 		return &apiv1alpha1.LimitsSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeBackendFields"):
+		return &apiv1alpha1.LLMKubeBackendFieldsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeGPUFields"):
 		return &apiv1alpha1.LLMKubeGPUFieldsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeHardwareFields"):
@@ -68,6 +70,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.LLMKubeModelFieldsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeResourceFields"):
 		return &apiv1alpha1.LLMKubeResourceFieldsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeRouterFields"):
+		return &apiv1alpha1.LLMKubeRouterFieldsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LLMKubeRuleFields"):
+		return &apiv1alpha1.LLMKubeRuleFieldsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LoadedModel"):
 		return &apiv1alpha1.LoadedModelApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LocalObjectReference"):

@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -19,7 +20,7 @@ import (
 // ModelRouterSpec describes a proxy that routes OpenAI-style requests by model name to InferenceServices or external APIs.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.defaultRoute) || self.backends.exists(b, b.name == self.defaultRoute)",message="spec.defaultRoute must name one of spec.backends"
-// +kubebuilder:validation:XValidation:rule="!has(self.rules) || self.rules.all(r, self.backends.exists(b, b.name == r.backend))",messageExpression="'spec.rules[%d].backend: %s (rule %s) is not the name of any of spec.backends %s: name one of those, or add a backend with that name'.format([self.rules.indexOf(self.rules.filter(r, !self.backends.exists(b, b.name == r.backend))[0]), self.rules.filter(r, !self.backends.exists(b, b.name == r.backend))[0].backend, self.rules.filter(r, !self.backends.exists(b, b.name == r.backend))[0].name, self.backends.map(b, b.name)])"
+// +kubebuilder:validation:XValidation:rule="!has(self.rules) || self.rules.all(r, !has(r.backend) || self.backends.exists(b, b.name == r.backend))",messageExpression="'spec.rules[%d].backend: %s (rule %s) is not the name of any of spec.backends %s: name one of those, or add a backend with that name'.format([self.rules.indexOf(self.rules.filter(r, has(r.backend) && !self.backends.exists(b, b.name == r.backend))[0]), self.rules.filter(r, has(r.backend) && !self.backends.exists(b, b.name == r.backend))[0].backend, self.rules.filter(r, has(r.backend) && !self.backends.exists(b, b.name == r.backend))[0].name, self.backends.map(b, b.name)])"
 // +kubebuilder:validation:XValidation:rule="!has(self.rules) || self.rules.all(r, !has(r.fallbacks) || r.fallbacks.all(f, self.backends.exists(b, b.name == f)))",message="every spec.rules[].fallbacks entry must name one of spec.backends"
 // +kubebuilder:validation:XValidation:rule="!has(self.clients) || (has(self.proxy) && has(self.proxy.apiKeySecretRef))",message="spec.clients needs spec.proxy.apiKeySecretRef: a client is known by the keys of that Secret it sends"
 // +kubebuilder:validation:XValidation:rule="!has(self.clients) || self.clients.all(c, c.secretKeys.all(k, self.clients.filter(d, k in d.secretKeys).size() == 1))",message="spec.clients[].secretKeys: a key of the Secret belongs to at most one client"
@@ -62,6 +63,8 @@ type ModelRouterSpec struct {
 	// limits says where the proxy replicas count the clients' limits (a shared Redis, or each replica alone) and what they do when they cannot.
 	// +optional
 	Limits *LimitsSpec `json:"limits,omitempty"`
+
+	LLMKubeRouterFields `json:",inline"`
 }
 
 // Backend is one place requests can go: an InferenceService or an external API.
@@ -86,6 +89,8 @@ type Backend struct {
 	// +optional
 	// +kubebuilder:validation:Enum=Auto;Always;Never
 	StreamUsage *StreamUsagePolicy `json:"streamUsage,omitempty"`
+
+	LLMKubeBackendFields `json:",inline"`
 }
 
 // StreamUsagePolicy is whether the proxy asks a backend for a stream's token usage.
@@ -100,16 +105,16 @@ const (
 
 // ExternalBackend is an API outside the cluster.
 type ExternalBackend struct {
-	// provider is the kind of API the backend speaks, which tells the proxy how to talk to it: openai, anthropic, azure-openai or openai-compatible.
+	// provider is the kind of API the backend speaks, which tells the proxy how to talk to it: openai, anthropic, azure-openai or openai-compatible. LLMKube's bedrock, vertex_ai and litellm are accepted and not served (the router reports Stalled=True, UnservedField).
 	// +required
-	// +kubebuilder:validation:Enum=openai;anthropic;azure-openai;openai-compatible
+	// +kubebuilder:validation:Enum=openai;anthropic;azure-openai;openai-compatible;bedrock;vertex_ai;litellm
 	Provider string `json:"provider"`
 
-	// url is the base URL of the API, starting with http:// or https://. At most 2048 characters.
-	// +required
+	// url is the base URL of the API, starting with http:// or https://, such as https://api.openai.com/v1; request paths are appended to it without their leading /v1. A URL without a path (LLMKube's form, https://api.anthropic.com) is the API's host, and requests keep their whole path. Defaults to https://api.openai.com for openai and https://api.anthropic.com for anthropic, as in LLMKube; required for the other providers. At most 2048 characters.
+	// +optional
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="spec.backends[].external.url must be an http:// or https:// URL"
-	URL string `json:"url"`
+	URL string `json:"url,omitempty"`
 
 	// model replaces the model name of a request sent to this backend, for when the API calls the model differently. Defaults to the requested name. At most 256 characters.
 	// +optional
@@ -122,7 +127,8 @@ type ExternalBackend struct {
 }
 
 // RoutingRule sends requests for some models to one backend.
-// +kubebuilder:validation:XValidation:rule="!has(self.fallbacks) || !self.fallbacks.exists(f, f == self.backend)",message="spec.rules[].fallbacks must name backends other than the rule's own backend"
+// +kubebuilder:validation:XValidation:rule="!has(self.fallbacks) || !has(self.backend) || !self.fallbacks.exists(f, f == self.backend)",message="spec.rules[].fallbacks must name backends other than the rule's own backend"
+// +kubebuilder:validation:XValidation:rule="has(self.route) ? !has(self.models) && !has(self.backend) && !has(self.fallbacks) : has(self.models) && has(self.backend)",message="a rule sets models and backend (with fallbacks), or LLMKube's match and route, not both"
 type RoutingRule struct {
 	// name identifies the rule; unique in the router. At most 63 characters.
 	// +required
@@ -131,17 +137,17 @@ type RoutingRule struct {
 	Name string `json:"name"`
 
 	// models are the model names this rule matches. A name ending in * matches every model that starts with the rest, for example llama-*. At least 1 and at most 64 names of at most 256 characters.
-	// +required
+	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=256
-	Models []string `json:"models"`
+	Models []string `json:"models,omitempty"`
 
-	// backend names the backend that receives the matched requests; it must be one of backends.
-	// +required
+	// backend names the backend that receives the matched requests; it must be one of backends. Required with models; a rule of LLMKube's form sets match and route instead.
+	// +optional
 	// +kubebuilder:validation:MaxLength=63
-	Backend string `json:"backend"`
+	Backend string `json:"backend,omitempty"`
 
 	// fallbacks are backends tried in order when the backend fails before anything reached the client (a connection error, a 429 or a 5xx, after the backend's other pods were tried; or a timeout, which is not retried on the same backend).
 	// +optional
@@ -156,6 +162,8 @@ type RoutingRule struct {
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeout must be a positive duration such as 90s or 10m"
 	Timeout *string `json:"timeout,omitempty"`
+
+	LLMKubeRuleFields `json:",inline"`
 }
 
 // ProxySpec configures the router-proxy pods.
@@ -218,6 +226,16 @@ type ProxySpec struct {
 	// +kubebuilder:validation:MaxProperties=64
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !format.qualifiedName().validate(k.lowerAscii()).hasValue())",messageExpression="'spec.proxy.podAnnotations has an invalid annotation key: ' + self.filter(k, format.qualifiedName().validate(k.lowerAscii()).hasValue())[0] + ' (a key is an optional DNS subdomain prefix and a slash, then at most 63 characters: alphanumerics, -, _ or ., starting and ending with an alphanumeric)'"
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+
+	// quarantineDuration is how long LLMKube's proxy keeps a failing backend out, as a duration. Not served: this proxy ejects a failing pod and tries it again by itself.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	QuarantineDuration *string `json:"quarantineDuration,omitempty"`
+
+	// responseHeaderTimeout is LLMKube's wait for a backend's response headers, as a duration. Not served: set spec.rules[].timeout.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	ResponseHeaderTimeout *string `json:"responseHeaderTimeout,omitempty"`
 }
 
 // BalancingPolicy is how a router's proxy chooses among an InferenceService's pods.
@@ -238,6 +256,14 @@ type ProxyResources struct {
 	// memory is the memory the proxy requests and is limited to, as a quantity such as 128Mi. Defaults to 256Mi; GOMEMLIMIT is set from it.
 	// +optional
 	Memory *resource.Quantity `json:"memory,omitempty"`
+
+	// requests is LLMKube's form of the proxy's resources, as in a container's. Not served: set cpu and memory (the router reports Stalled=True, UnservedField).
+	// +optional
+	Requests corev1.ResourceList `json:"requests,omitempty"`
+
+	// limits is LLMKube's form of the proxy's resource limits, as in a container's. Not served: set memory, which is also the limit.
+	// +optional
+	Limits corev1.ResourceList `json:"limits,omitempty"`
 }
 
 // BackendStatus is how one backend resolved.

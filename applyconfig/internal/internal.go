@@ -77,9 +77,24 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.llmkube.operator.api.v1alpha1.Backend
   map:
     fields:
+    - name: capabilities
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: costPerMillionTokens
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+    - name: displayName
+      type:
+        scalar: string
     - name: external
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.ExternalBackend
+    - name: healthCheck
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
     - name: inferenceServiceRef
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.LocalObjectReference
@@ -89,6 +104,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: streamUsage
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.StreamUsagePolicy
+    - name: tier
+      type:
+        scalar: string
+    - name: timeout
+      type:
+        scalar: string
+    - name: weight
+      type:
+        scalar: numeric
 - name: com.github.llmkube.operator.api.v1alpha1.BackendStatus
   map:
     fields:
@@ -791,15 +815,30 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - name
+    - name: dataPlane
+      type:
+        scalar: string
     - name: defaultRoute
+      type:
+        scalar: string
+    - name: defaultRouteStrategy
       type:
         scalar: string
     - name: endpoint
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.EndpointSpec
+    - name: gatewayRef
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
     - name: limits
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.LimitsSpec
+    - name: mcpServer
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
+    - name: policy
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
     - name: proxy
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.ProxySpec
@@ -865,9 +904,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: cpu
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: limits
+      type:
+        namedType: io.k8s.api.core.v1.ResourceList
     - name: memory
       type:
         namedType: io.k8s.apimachinery.pkg.api.resource.Quantity
+    - name: requests
+      type:
+        namedType: io.k8s.api.core.v1.ResourceList
 - name: com.github.llmkube.operator.api.v1alpha1.ProxySpec
   map:
     fields:
@@ -906,12 +951,18 @@ var schemaYAML = typed.YAMLObject(`types:
         map:
           elementType:
             namedType: com.github.llmkube.operator.api.v1alpha1.LabelValue
+    - name: quarantineDuration
+      type:
+        scalar: string
     - name: replicas
       type:
         scalar: numeric
     - name: resources
       type:
         namedType: com.github.llmkube.operator.api.v1alpha1.ProxyResources
+    - name: responseHeaderTimeout
+      type:
+        scalar: string
     - name: revisionHistoryLimit
       type:
         scalar: numeric
@@ -1011,12 +1062,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: backend
       type:
         scalar: string
+    - name: failClosed
+      type:
+        scalar: boolean
     - name: fallbacks
       type:
         list:
           elementType:
             scalar: string
           elementRelationship: associative
+    - name: match
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
     - name: models
       type:
         list:
@@ -1026,6 +1083,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: name
       type:
         scalar: string
+    - name: route
+      type:
+        namedType: io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON
     - name: timeout
       type:
         scalar: string

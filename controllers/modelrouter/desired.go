@@ -158,8 +158,13 @@ func Resolve(router *inferencev1alpha1.ModelRouter, found Lookup) []Resolution {
 				r.Message = fmt.Sprintf("Secret %q not found", s.Name)
 				break
 			}
+			u, why := externalURL(b.External)
+			if why != "" {
+				r.Message = why
+				break
+			}
 			r.Resolved = true
-			r.URL = b.External.URL
+			r.URL = u
 			r.StreamUsage = StreamUsage(b, nil)
 		default:
 			r.Message = "the backend sets neither inferenceServiceRef nor external"
@@ -196,6 +201,10 @@ func Document(router *inferencev1alpha1.ModelRouter, res []Resolution) routingv1
 	}
 	slices.SortFunc(doc.Backends, func(a, b routingv1.Backend) int { return strings.Compare(a.Name, b.Name) })
 	for _, rule := range router.Spec.Rules {
+		if rule.Backend == "" {
+			// A rule of LLMKube's form (match and route): the plan is not applied (Unserved).
+			continue
+		}
 		models := slices.Clone(rule.Models)
 		slices.Sort(models)
 		doc.Rules = append(doc.Rules, routingv1.Rule{Name: rule.Name, Models: models, Backend: rule.Backend, Fallbacks: slices.Clone(rule.Fallbacks), Timeout: ptr.Deref(rule.Timeout, "")})

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/ownership"
 	"github.com/llmkube/operator/controllers/plan"
 )
@@ -122,6 +123,10 @@ type Plan struct {
 	// it (ownership.NotControlled): nothing of the plan is applied and the status reads nothing of
 	// that Deployment.
 	Refused error
+	// Unserved are the fields of LLMKube's ModelRouter API the router sets and the proxy does not
+	// route by (UnservedFields): nothing of the plan is applied, so a proxy already running keeps
+	// its routing document, and the router is Stalled with ReasonUnservedField.
+	Unserved []inferenceservice.Unserved
 }
 
 // PlanFor is the plan of obs.Router: a pure function of what Observe read and the operator's flags.
@@ -143,6 +148,7 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 		},
 		ConfigMap: plan.Of(ConfigMap(router, data), newConfigMap, corev1ac.ExtractConfigMap),
 		Service:   plan.Of(Service(router), newService, corev1ac.ExtractService),
+		Unserved:  UnservedFields(router),
 	}
 	if obs.Deployment != nil {
 		if err := ownership.CheckControlledBy(obs.Deployment, "ModelRouter", router); err != nil {
@@ -170,7 +176,7 @@ func (p *Plan) DeploymentObject() plan.Object {
 
 // Objects are every object of the plan in the order the reconciler applies them.
 func (p *Plan) Objects() []plan.Object {
-	if p.Refused != nil {
+	if p.Refused != nil || len(p.Unserved) > 0 {
 		return nil
 	}
 	out := append([]plan.Object(nil), p.Access...)

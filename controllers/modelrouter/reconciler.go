@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -179,6 +180,16 @@ func (k kind) Apply(ctx context.Context, router *inferencev1alpha1.ModelRouter, 
 		// The proxy Deployment's name is taken: its Service would select someone else's pods, its
 		// routing document and access would serve them. Nothing is applied.
 		return nil, []error{p.Refused}
+	}
+	if len(p.Unserved) > 0 {
+		// Routing without the LLMKube fields would route otherwise than the manifest says; the
+		// proxy already running (this operator's or LLMKube's) keeps the document it has. One
+		// Warning per generation, as the status condition says it for as long as it lasts.
+		if c := meta.FindStatusCondition(router.Status.Conditions, inferencev1alpha1.ConditionStalled); c == nil ||
+			c.Reason != ReasonUnservedField || c.ObservedGeneration != router.Generation {
+			r.Recorder.Eventf(router, nil, corev1.EventTypeWarning, ReasonUnservedField, "Plan", "%s", UnservedMessage(p.Unserved))
+		}
+		return live, nil
 	}
 	var failures []error
 	for _, o := range p.Access {

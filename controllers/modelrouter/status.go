@@ -16,6 +16,7 @@ import (
 
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
+	"github.com/llmkube/operator/controllers/inferenceservice"
 	"github.com/llmkube/operator/controllers/status"
 )
 
@@ -39,7 +40,7 @@ const (
 // their lastTransitionTime while their status stays the same, so an unchanged world yields an
 // unchanged status.
 func Status(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res []Resolution, failures []error) *acv1alpha1.ModelRouterApplyConfiguration {
-	return statusOf(router, live, res, failures, nil)
+	return statusOf(router, live, res, failures, nil, nil)
 }
 
 // StatusFor is Status for the plan p: when p's Deployment is refused, Ready is False with the
@@ -48,10 +49,10 @@ func StatusFor(p *Plan, live *appsv1.Deployment, failures []error) *acv1alpha1.M
 	if p.Refused != nil {
 		live = nil
 	}
-	return statusOf(p.router, live, p.Resolutions, failures, p.Refused)
+	return statusOf(p.router, live, p.Resolutions, failures, p.Refused, p.Unserved)
 }
 
-func statusOf(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res []Resolution, failures []error, refused error) *acv1alpha1.ModelRouterApplyConfiguration {
+func statusOf(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, res []Resolution, failures []error, refused error, unserved []inferenceservice.Unserved) *acv1alpha1.ModelRouterApplyConfiguration {
 	conds := append([]metav1.Condition(nil), router.Status.Conditions...)
 	gen := router.Generation
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
@@ -79,6 +80,12 @@ func statusOf(router *inferencev1alpha1.ModelRouter, live *appsv1.Deployment, re
 		// The proxy Deployment of that name is someone else's: nothing of it describes this router
 		// (the refusal is among failures, so the router is Stalled by it).
 		ready = metav1.Condition{Status: metav1.ConditionFalse, Reason: status.ReasonNotControlled, Message: status.Truncate(refused.Error(), status.ConditionMessageLimit)}
+	} else if len(unserved) > 0 {
+		// Only a change of the spec ends it: Stalled, and not Ready, as the routing the manifest
+		// asks for is not what any proxy serves.
+		msg := status.Truncate(UnservedMessage(unserved), status.ConditionMessageLimit)
+		ready = metav1.Condition{Status: metav1.ConditionFalse, Reason: ReasonUnservedField, Message: msg}
+		health = status.Health{Stalled: &status.Cause{Reason: ReasonUnservedField, Message: msg}}
 	}
 	set(inferencev1alpha1.ConditionReady, ready.Status, ready.Reason, ready.Message)
 	status.SetHealth(&conds, gen, health)

@@ -10,6 +10,7 @@ package v1alpha1
 
 import (
 	apiv1alpha1 "github.com/llmkube/operator/api/v1alpha1"
+	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
 // BackendApplyConfiguration represents a declarative configuration of the Backend type for use
@@ -24,7 +25,8 @@ type BackendApplyConfiguration struct {
 	// external is an API outside the cluster. Set exactly one of inferenceServiceRef and external.
 	External *ExternalBackendApplyConfiguration `json:"external,omitempty"`
 	// streamUsage says whether the proxy asks this backend for the token usage of a chat or completions stream whose client did not ask for it (it adds stream_options.include_usage to the request and keeps the usage-only chunk from the client). Auto asks only a backend known to accept the field: the vllm, sglang and llamacpp runtimes, and the openai, anthropic and azure-openai (api-version 2024-09-01 or later, or the v1 API) providers. Always asks every time; Never never does (a server that refuses unknown fields answers 400 to such a request). A stream without usage has its output tokens estimated by the proxy instead. A client that sets include_usage itself is never overridden. Defaults to Auto.
-	StreamUsage *apiv1alpha1.StreamUsagePolicy `json:"streamUsage,omitempty"`
+	StreamUsage                            *apiv1alpha1.StreamUsagePolicy `json:"streamUsage,omitempty"`
+	LLMKubeBackendFieldsApplyConfiguration `json:""`
 }
 
 // BackendApplyConfiguration constructs a declarative configuration of the Backend type for use with
@@ -62,5 +64,63 @@ func (b *BackendApplyConfiguration) WithExternal(value *ExternalBackendApplyConf
 // If called multiple times, the StreamUsage field is set to the value of the last call.
 func (b *BackendApplyConfiguration) WithStreamUsage(value apiv1alpha1.StreamUsagePolicy) *BackendApplyConfiguration {
 	b.StreamUsage = &value
+	return b
+}
+
+// WithDisplayName sets the DisplayName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DisplayName field is set to the value of the last call.
+func (b *BackendApplyConfiguration) WithDisplayName(value string) *BackendApplyConfiguration {
+	b.LLMKubeBackendFieldsApplyConfiguration.DisplayName = &value
+	return b
+}
+
+// WithTier sets the Tier field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Tier field is set to the value of the last call.
+func (b *BackendApplyConfiguration) WithTier(value string) *BackendApplyConfiguration {
+	b.LLMKubeBackendFieldsApplyConfiguration.Tier = &value
+	return b
+}
+
+// WithCapabilities adds the given value to the Capabilities field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Capabilities field.
+func (b *BackendApplyConfiguration) WithCapabilities(values ...string) *BackendApplyConfiguration {
+	for i := range values {
+		b.LLMKubeBackendFieldsApplyConfiguration.Capabilities = append(b.LLMKubeBackendFieldsApplyConfiguration.Capabilities, values[i])
+	}
+	return b
+}
+
+// WithWeight sets the Weight field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Weight field is set to the value of the last call.
+func (b *BackendApplyConfiguration) WithWeight(value int32) *BackendApplyConfiguration {
+	b.LLMKubeBackendFieldsApplyConfiguration.Weight = &value
+	return b
+}
+
+// WithCostPerMillionTokens sets the CostPerMillionTokens field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CostPerMillionTokens field is set to the value of the last call.
+func (b *BackendApplyConfiguration) WithCostPerMillionTokens(value v1.JSON) *BackendApplyConfiguration {
+	b.LLMKubeBackendFieldsApplyConfiguration.CostPerMillionTokens = &value
+	return b
+}
+
+// WithHealthCheck sets the HealthCheck field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HealthCheck field is set to the value of the last call.
+func (b *BackendApplyConfiguration) WithHealthCheck(value v1.JSON) *BackendApplyConfiguration {
+	b.LLMKubeBackendFieldsApplyConfiguration.HealthCheck = &value
+	return b
+}
+
+// WithTimeout sets the Timeout field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Timeout field is set to the value of the last call.
+func (b *BackendApplyConfiguration) WithTimeout(value string) *BackendApplyConfiguration {
+	b.LLMKubeBackendFieldsApplyConfiguration.Timeout = &value
 	return b
 }

@@ -13,9 +13,9 @@ package v1alpha1
 //
 // ExternalBackend is an API outside the cluster.
 type ExternalBackendApplyConfiguration struct {
-	// provider is the kind of API the backend speaks, which tells the proxy how to talk to it: openai, anthropic, azure-openai or openai-compatible.
+	// provider is the kind of API the backend speaks, which tells the proxy how to talk to it: openai, anthropic, azure-openai or openai-compatible. LLMKube's bedrock, vertex_ai and litellm are accepted and not served (the router reports Stalled=True, UnservedField).
 	Provider *string `json:"provider,omitempty"`
-	// url is the base URL of the API, starting with http:// or https://. At most 2048 characters.
+	// url is the base URL of the API, starting with http:// or https://, such as https://api.openai.com/v1; request paths are appended to it without their leading /v1. A URL without a path (LLMKube's form, https://api.anthropic.com) is the API's host, and requests keep their whole path. Defaults to https://api.openai.com for openai and https://api.anthropic.com for anthropic, as in LLMKube; required for the other providers. At most 2048 characters.
 	URL *string `json:"url,omitempty"`
 	// model replaces the model name of a request sent to this backend, for when the API calls the model differently. Defaults to the requested name. At most 256 characters.
 	Model *string `json:"model,omitempty"`

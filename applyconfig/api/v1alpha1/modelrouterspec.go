@@ -8,6 +8,10 @@ Licensed under the Apache License, Version 2.0.
 
 package v1alpha1
 
+import (
+	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
 // ModelRouterSpecApplyConfiguration represents a declarative configuration of the ModelRouterSpec type for use
 // with apply.
 //
@@ -30,7 +34,8 @@ type ModelRouterSpecApplyConfiguration struct {
 	// clients name the teams that use the router, by the keys of spec.proxy.apiKeySecretRef they send: the models each may use and its limits (modelrouter_limits_types.go). A key no client names may use every model without limit. Entries are merged by name. At most 64 items.
 	Clients []RouterClientApplyConfiguration `json:"clients,omitempty"`
 	// limits says where the proxy replicas count the clients' limits (a shared Redis, or each replica alone) and what they do when they cannot.
-	Limits *LimitsSpecApplyConfiguration `json:"limits,omitempty"`
+	Limits                                *LimitsSpecApplyConfiguration `json:"limits,omitempty"`
+	LLMKubeRouterFieldsApplyConfiguration `json:""`
 }
 
 // ModelRouterSpecApplyConfiguration constructs a declarative configuration of the ModelRouterSpec type for use with
@@ -107,5 +112,45 @@ func (b *ModelRouterSpecApplyConfiguration) WithClients(values ...*RouterClientA
 // If called multiple times, the Limits field is set to the value of the last call.
 func (b *ModelRouterSpecApplyConfiguration) WithLimits(value *LimitsSpecApplyConfiguration) *ModelRouterSpecApplyConfiguration {
 	b.Limits = value
+	return b
+}
+
+// WithDataPlane sets the DataPlane field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DataPlane field is set to the value of the last call.
+func (b *ModelRouterSpecApplyConfiguration) WithDataPlane(value string) *ModelRouterSpecApplyConfiguration {
+	b.LLMKubeRouterFieldsApplyConfiguration.DataPlane = &value
+	return b
+}
+
+// WithGatewayRef sets the GatewayRef field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the GatewayRef field is set to the value of the last call.
+func (b *ModelRouterSpecApplyConfiguration) WithGatewayRef(value v1.JSON) *ModelRouterSpecApplyConfiguration {
+	b.LLMKubeRouterFieldsApplyConfiguration.GatewayRef = &value
+	return b
+}
+
+// WithDefaultRouteStrategy sets the DefaultRouteStrategy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DefaultRouteStrategy field is set to the value of the last call.
+func (b *ModelRouterSpecApplyConfiguration) WithDefaultRouteStrategy(value string) *ModelRouterSpecApplyConfiguration {
+	b.LLMKubeRouterFieldsApplyConfiguration.DefaultRouteStrategy = &value
+	return b
+}
+
+// WithPolicy sets the Policy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Policy field is set to the value of the last call.
+func (b *ModelRouterSpecApplyConfiguration) WithPolicy(value v1.JSON) *ModelRouterSpecApplyConfiguration {
+	b.LLMKubeRouterFieldsApplyConfiguration.Policy = &value
+	return b
+}
+
+// WithMCPServer sets the MCPServer field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MCPServer field is set to the value of the last call.
+func (b *ModelRouterSpecApplyConfiguration) WithMCPServer(value v1.JSON) *ModelRouterSpecApplyConfiguration {
+	b.LLMKubeRouterFieldsApplyConfiguration.MCPServer = &value
 	return b
 }

@@ -9,6 +9,7 @@ Licensed under the Apache License, Version 2.0.
 package v1alpha1
 
 import (
+	v1 "k8s.io/api/core/v1"
 	resource "k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -21,6 +22,10 @@ type ProxyResourcesApplyConfiguration struct {
 	CPU *resource.Quantity `json:"cpu,omitempty"`
 	// memory is the memory the proxy requests and is limited to, as a quantity such as 128Mi. Defaults to 256Mi; GOMEMLIMIT is set from it.
 	Memory *resource.Quantity `json:"memory,omitempty"`
+	// requests is LLMKube's form of the proxy's resources, as in a container's. Not served: set cpu and memory (the router reports Stalled=True, UnservedField).
+	Requests *v1.ResourceList `json:"requests,omitempty"`
+	// limits is LLMKube's form of the proxy's resource limits, as in a container's. Not served: set memory, which is also the limit.
+	Limits *v1.ResourceList `json:"limits,omitempty"`
 }
 
 // ProxyResourcesApplyConfiguration constructs a declarative configuration of the ProxyResources type for use with
@@ -42,5 +47,21 @@ func (b *ProxyResourcesApplyConfiguration) WithCPU(value resource.Quantity) *Pro
 // If called multiple times, the Memory field is set to the value of the last call.
 func (b *ProxyResourcesApplyConfiguration) WithMemory(value resource.Quantity) *ProxyResourcesApplyConfiguration {
 	b.Memory = &value
+	return b
+}
+
+// WithRequests sets the Requests field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Requests field is set to the value of the last call.
+func (b *ProxyResourcesApplyConfiguration) WithRequests(value v1.ResourceList) *ProxyResourcesApplyConfiguration {
+	b.Requests = &value
+	return b
+}
+
+// WithLimits sets the Limits field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Limits field is set to the value of the last call.
+func (b *ProxyResourcesApplyConfiguration) WithLimits(value v1.ResourceList) *ProxyResourcesApplyConfiguration {
+	b.Limits = &value
 	return b
 }

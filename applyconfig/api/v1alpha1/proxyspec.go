@@ -39,6 +39,10 @@ type ProxySpecApplyConfiguration struct {
 	EngineScoring *EngineScoringApplyConfiguration `json:"engineScoring,omitempty"`
 	// podAnnotations are added to the annotations of the proxy pods. They win over the operator's own annotations. At most 64 annotations; keys follow the Kubernetes annotation key syntax.
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
+	// quarantineDuration is how long LLMKube's proxy keeps a failing backend out, as a duration. Not served: this proxy ejects a failing pod and tries it again by itself.
+	QuarantineDuration *string `json:"quarantineDuration,omitempty"`
+	// responseHeaderTimeout is LLMKube's wait for a backend's response headers, as a duration. Not served: set spec.rules[].timeout.
+	ResponseHeaderTimeout *string `json:"responseHeaderTimeout,omitempty"`
 }
 
 // ProxySpecApplyConfiguration constructs a declarative configuration of the ProxySpec type for use with
@@ -155,5 +159,21 @@ func (b *ProxySpecApplyConfiguration) WithPodAnnotations(entries map[string]stri
 	for k, v := range entries {
 		b.PodAnnotations[k] = v
 	}
+	return b
+}
+
+// WithQuarantineDuration sets the QuarantineDuration field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the QuarantineDuration field is set to the value of the last call.
+func (b *ProxySpecApplyConfiguration) WithQuarantineDuration(value string) *ProxySpecApplyConfiguration {
+	b.QuarantineDuration = &value
+	return b
+}
+
+// WithResponseHeaderTimeout sets the ResponseHeaderTimeout field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ResponseHeaderTimeout field is set to the value of the last call.
+func (b *ProxySpecApplyConfiguration) WithResponseHeaderTimeout(value string) *ProxySpecApplyConfiguration {
+	b.ResponseHeaderTimeout = &value
 	return b
 }

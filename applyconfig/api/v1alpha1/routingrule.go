@@ -8,6 +8,10 @@ Licensed under the Apache License, Version 2.0.
 
 package v1alpha1
 
+import (
+	v1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
 // RoutingRuleApplyConfiguration represents a declarative configuration of the RoutingRule type for use
 // with apply.
 //
@@ -17,12 +21,13 @@ type RoutingRuleApplyConfiguration struct {
 	Name *string `json:"name,omitempty"`
 	// models are the model names this rule matches. A name ending in * matches every model that starts with the rest, for example llama-*. At least 1 and at most 64 names of at most 256 characters.
 	Models []string `json:"models,omitempty"`
-	// backend names the backend that receives the matched requests; it must be one of backends.
+	// backend names the backend that receives the matched requests; it must be one of backends. Required with models; a rule of LLMKube's form sets match and route instead.
 	Backend *string `json:"backend,omitempty"`
 	// fallbacks are backends tried in order when the backend fails before anything reached the client (a connection error, a 429 or a 5xx, after the backend's other pods were tried; or a timeout, which is not retried on the same backend).
 	Fallbacks []string `json:"fallbacks,omitempty"`
 	// timeout replaces the proxy's wait limits for this rule's requests, as a Go duration such as 90s or 10m: the whole answer of a non-streaming request (default 30m) and the gap between two bytes of a stream (default 5m). Set it to fall back sooner to a fallback backend, or to cut runaway generations; a timeout is not a pod failure and is never retried on the same backend.
-	Timeout *string `json:"timeout,omitempty"`
+	Timeout                             *string `json:"timeout,omitempty"`
+	LLMKubeRuleFieldsApplyConfiguration `json:""`
 }
 
 // RoutingRuleApplyConfiguration constructs a declarative configuration of the RoutingRule type for use with
@@ -72,5 +77,29 @@ func (b *RoutingRuleApplyConfiguration) WithFallbacks(values ...string) *Routing
 // If called multiple times, the Timeout field is set to the value of the last call.
 func (b *RoutingRuleApplyConfiguration) WithTimeout(value string) *RoutingRuleApplyConfiguration {
 	b.Timeout = &value
+	return b
+}
+
+// WithMatch sets the Match field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Match field is set to the value of the last call.
+func (b *RoutingRuleApplyConfiguration) WithMatch(value v1.JSON) *RoutingRuleApplyConfiguration {
+	b.LLMKubeRuleFieldsApplyConfiguration.Match = &value
+	return b
+}
+
+// WithRoute sets the Route field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Route field is set to the value of the last call.
+func (b *RoutingRuleApplyConfiguration) WithRoute(value v1.JSON) *RoutingRuleApplyConfiguration {
+	b.LLMKubeRuleFieldsApplyConfiguration.Route = &value
+	return b
+}
+
+// WithFailClosed sets the FailClosed field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the FailClosed field is set to the value of the last call.
+func (b *RoutingRuleApplyConfiguration) WithFailClosed(value bool) *RoutingRuleApplyConfiguration {
+	b.LLMKubeRuleFieldsApplyConfiguration.FailClosed = &value
 	return b
 }
