@@ -129,8 +129,11 @@ var (
 // code the operator runs.
 //
 // The new managedFields: manager's Apply entry owns what it owned, plus every field desired sets
-// and every recorded key that exists on live; legacy Update entries are dropped, which releases
-// (never deletes) what only they owned; every other manager's entry stays exactly as it was.
+// and every recorded key that exists on live and, on a Deployment, every container, init
+// container and volume the legacy entry created that desired does not have (takeUnplannedItems:
+// the next apply removes them, such as LLMKube's llama-server container beside model-server);
+// legacy Update entries are dropped, which releases (never deletes) what else only they owned;
+// every other manager's entry stays exactly as it was.
 // The record and hash annotations are removed in the same write, and the pod template is not
 // touched, so the write rolls no pod.
 //
@@ -168,11 +171,14 @@ func (l Legacy) Plan(live client.Object, manager string, desired runtime.ApplyCo
 	ours := -1
 	for _, e := range live.GetManagedFields() {
 		if l.isLegacy(e) {
+			legacy, err := EntrySet(e)
+			if err != nil {
+				return nil, err
+			}
+			if gvk.Kind == "Deployment" {
+				takeUnplannedItems(take, legacy.Intersection(liveSet), desiredSet)
+			}
 			if l.Adopt {
-				legacy, err := EntrySet(e)
-				if err != nil {
-					return nil, err
-				}
 				m.Labels = adoptChildren(take, legacy, liveSet, templateLabels, m.Labels)
 				m.Annotations = adoptChildren(take, legacy, liveSet, templateAnnotations, m.Annotations)
 			}
@@ -253,6 +259,45 @@ func takeRecorded(take, liveSet *fieldpath.Set, record string, parent fieldpath.
 		}
 	}
 	return taken, invalid
+}
+
+// podItemLists are the lists of a Deployment's pod spec whose items the legacy operator derived:
+// a container, init container or volume it created and the operator's plan does not have is taken
+// whole, so the first apply removes it.
+var podItemLists = []fieldpath.Path{
+	fieldpath.MakePathOrDie("spec", "template", "spec", "containers"),
+	fieldpath.MakePathOrDie("spec", "template", "spec", "initContainers"),
+	fieldpath.MakePathOrDie("spec", "template", "spec", "volumes"),
+}
+
+// takeUnplannedItems adds to take every path of legacy inside an item of podItemLists that
+// desired does not have (LLMKube's llama-server container, its init containers and their volumes,
+// which would otherwise run beside model-server on one port, with their GPUs added to its own).
+//
+// Note: only whole items are taken. A field the legacy entry owns inside an item the plan has too
+// is often one the API server defaulted when the old operator created the object (imagePullPolicy,
+// terminationMessagePath): taking it would make the apply drop it and the API server default it
+// again, so it stays released, as before.
+func takeUnplannedItems(take, legacy, desired *fieldpath.Set) {
+	itemOf := func(p fieldpath.Path) fieldpath.Path {
+		for _, l := range podItemLists {
+			if len(p) > len(l) && p[:len(l)].Equals(l) {
+				return p[:len(l)+1]
+			}
+		}
+		return nil
+	}
+	planned := fieldpath.NewSet()
+	desired.Iterate(func(p fieldpath.Path) {
+		if item := itemOf(p); item != nil {
+			planned.Insert(item.Copy())
+		}
+	})
+	legacy.Iterate(func(p fieldpath.Path) {
+		if item := itemOf(p); item != nil && !planned.Has(item) {
+			take.Insert(p.Copy())
+		}
+	})
 }
 
 // adoptChildren takes every key under parent that the legacy entry owns and live still has.
