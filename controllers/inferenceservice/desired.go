@@ -133,7 +133,7 @@ func Deployment(isvc *inferencev1alpha1.InferenceService, in Inputs) (*appsv1ac.
 	gpu := gpuResourceName(in.Model)
 	container := corev1ac.Container().
 		WithName(ContainerName).
-		WithImage(image(spec, rt, gpu)).
+		WithImage(image(spec, rt, gpu, in.Model)).
 		WithPorts(corev1ac.ContainerPort().WithName(PortName).WithContainerPort(port).WithProtocol(corev1.ProtocolTCP))
 	switch {
 	case len(spec.Command) > 0:

@@ -48,16 +48,49 @@ func modelGPU(m *inferencev1alpha1.Model) *inferencev1alpha1.ModelGPU {
 	return m.Spec.Hardware.GPU
 }
 
-// image is spec.image, else the runtime's default; a llama.cpp pod with NVIDIA GPUs gets the CUDA
-// build.
-func image(spec *inferencev1alpha1.InferenceServiceSpec, rt runtimes.Runtime, gpu corev1.ResourceName) string {
+// The llama.cpp server builds a llama.cpp pod with AMD GPUs runs when spec.image is unset, by the
+// Model's spec.hardware.gpu.runtime: llama.cpp's own Vulkan and ROCm (HIP) images, the upstream
+// counterparts of the builds LLMKube's operator runs for those runtimes.
+const (
+	LlamaCPPVulkanImage = "ghcr.io/ggml-org/llama.cpp:server-vulkan"
+	LlamaCPPROCmImage   = "ghcr.io/ggml-org/llama.cpp:server-rocm"
+)
+
+// image is spec.image, else the runtime's default; a llama.cpp pod with GPUs gets the build of
+// its GPUs: CUDA for NVIDIA, Vulkan or ROCm for the Model's gpu.runtime.
+func image(spec *inferencev1alpha1.InferenceServiceSpec, rt runtimes.Runtime, gpu corev1.ResourceName, m *inferencev1alpha1.Model) string {
 	if spec.Image != nil {
 		return *spec.Image
 	}
-	if gpus(spec) > 0 && gpu == GPUResource && (spec.Runtime == "" || spec.Runtime == inferencev1alpha1.RuntimeLlamaCPP) {
+	if gpus(spec) == 0 || !isLlamaCPP(spec) {
+		return rt.Image
+	}
+	if g := modelGPU(m); g != nil {
+		if img, ok := llamaCPPGPUImage(g.Runtime); ok {
+			return img
+		}
+	}
+	if gpu == GPUResource {
 		return LlamaCPPCUDAImage
 	}
 	return rt.Image
+}
+
+// isLlamaCPP says whether spec runs llama.cpp, the default runtime.
+func isLlamaCPP(spec *inferencev1alpha1.InferenceServiceSpec) bool {
+	return spec.Runtime == "" || spec.Runtime == inferencev1alpha1.RuntimeLlamaCPP
+}
+
+// llamaCPPGPUImage is the llama.cpp build of a Model's spec.hardware.gpu.runtime; false when it
+// names none this operator knows (unservedOfModel then reports the field).
+func llamaCPPGPUImage(runtime string) (string, bool) {
+	switch strings.ToLower(strings.TrimSpace(runtime)) {
+	case "vulkan":
+		return LlamaCPPVulkanImage, true
+	case "rocm":
+		return LlamaCPPROCmImage, true
+	}
+	return "", false
 }
 
 // gpuToleration is the toleration of the taint GPU node pools carry (key: the Model's

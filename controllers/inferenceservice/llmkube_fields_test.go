@@ -152,7 +152,9 @@ var llmkubeFields = map[string]struct {
 	"model.spec.hardware.memoryFraction":    {func(_ *isvcT, m *modelT) { m.Spec.Hardware.MemoryFraction = ptr.To(0.5) }, stalls},
 	"model.spec.hardware.gpu.memory":        {func(_ *isvcT, m *modelT) { m.Spec.Hardware.GPU.Memory = "24Gi" }, informational},
 	"model.spec.hardware.gpu.tolerationKey": {func(_ *isvcT, m *modelT) { m.Spec.Hardware.GPU.TolerationKey = "example.com/gpu" }, served},
-	"model.spec.hardware.gpu.runtime":       {func(_ *isvcT, m *modelT) { m.Spec.Hardware.GPU.Runtime = "vulkan" }, stalls},
+	"model.spec.hardware.gpu.runtime":       {func(_ *isvcT, m *modelT) { m.Spec.Hardware.GPU.Runtime = "vulkan" }, served},
+	// A gpu.runtime no llama.cpp build of this operator's is known for needs an image.
+	"model.spec.hardware.gpu.runtime: cann": {func(_ *isvcT, m *modelT) { m.Spec.Hardware.GPU.Runtime = "cann" }, stalls},
 	"model.spec.hardware.gpu.layers":        {func(_ *isvcT, m *modelT) { m.Spec.Hardware.GPU.Layers = 20 }, served},
 	"model.spec.hardware.gpu.sharding.strategy": {func(_ *isvcT, m *modelT) {
 		m.Spec.Hardware.GPU.Count = ptr.To[int32](2)

@@ -105,7 +105,10 @@ func unservedOfModel(ms *inferencev1alpha1.ModelKindSpec, s *inferencev1alpha1.I
 			add("spec.hardware.memoryFraction", "LLMKube's macOS agent; on a node, the InferenceService's spec.resources.memory")
 		}
 		if g := h.GPU; g != nil {
-			if g.Runtime != "" && s.Image == nil {
+			// llama.cpp has a build for vulkan and rocm; another runtime, or another gpu.runtime,
+			// needs an image the user names.
+			if _, known := llamaCPPGPUImage(g.Runtime); g.Runtime != "" && s.Image == nil &&
+				(!known || !isLlamaCPP(s)) {
 				add("spec.hardware.gpu.runtime: "+g.Runtime, "the InferenceService's spec.image naming a llama.cpp "+g.Runtime+" build")
 			}
 			if len(g.ResourceClaims) > 0 {
@@ -133,12 +136,17 @@ func unservedOfModel(ms *inferencev1alpha1.ModelKindSpec, s *inferencev1alpha1.I
 
 // UnservedMessage is the Stalled message of fields.
 func UnservedMessage(fields []Unserved) string {
+	return fmt.Sprintf("this operator accepts and does not serve %s: remove the field or use what is named instead; until then no Deployment is created, an existing one is left serving as it is, and no Service or gateway route is published",
+		JoinUnserved(fields))
+}
+
+// JoinUnserved is fields as one phrase of a Stalled message, each with what would serve it.
+func JoinUnserved(fields []Unserved) string {
 	parts := make([]string, len(fields))
 	for i, f := range fields {
 		parts[i] = f.String()
 	}
-	return fmt.Sprintf("this operator accepts and does not serve %s: remove the field or use what is named instead; until then no Deployment is created, an existing one is left serving as it is, and no Service or gateway route is published",
-		strings.Join(parts, "; "))
+	return strings.Join(parts, "; ")
 }
 
 // set says whether a JSON group is present, even empty ({}), as the user wrote it.

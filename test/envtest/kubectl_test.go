@@ -62,7 +62,12 @@ func kubectlBinary() string {
 // kubectl runs the real kubectl against the suite's control plane as a cluster admin, with stdin
 // as its standard input, and returns stdout and an error holding stderr.
 func kubectl(stdin string, args ...string) (string, error) {
-	cmd := exec.Command(kubectlBinary(), append([]string{"--kubeconfig", adminKubeconfig()}, args...)...)
+	return kubectlAt(adminKubeconfig(), stdin, args...)
+}
+
+// kubectlAt is kubectl against the control plane of kubeconfig.
+func kubectlAt(kubeconfig, stdin string, args ...string) (string, error) {
+	cmd := exec.Command(kubectlBinary(), append([]string{"--kubeconfig", kubeconfig}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -31,6 +31,7 @@ import (
 	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers"
 	"github.com/llmkube/operator/controllers/inferenceservice"
+	"github.com/llmkube/operator/controllers/modelrouter"
 )
 
 // llmkubePeer is the folder ../shared/peers/llmkube/build.sh fills with LLMKube v0.9.19's
@@ -86,7 +87,7 @@ func llmkubeSamples(dir string) []sampleDoc {
 }
 
 // The kinds of LLMKube's samples this operator serves: all of their documents apply unchanged.
-var servedSampleKinds = map[string]bool{"InferenceService": true, "Model": true} // ModelRouter: its policy and capabilities are not declared yet (issue 48, item 2)
+var servedSampleKinds = map[string]bool{"InferenceService": true, "Model": true, "ModelRouter": true}
 
 var _ = Describe("LLMKube v0.9.19's own samples", func() {
 	It("apply unchanged under kubectl apply --server-side with strict validation, and each InferenceService is served or Stalled naming its unserved fields", func() {
@@ -123,6 +124,7 @@ var _ = Describe("LLMKube v0.9.19's own samples", func() {
 		Expect(refused).To(BeEmpty())
 		Expect(total["InferenceService"]).To(BeNumerically(">=", 22))
 		Expect(total["Model"]).To(BeNumerically(">=", 23))
+		Expect(total["ModelRouter"]).To(BeNumerically(">=", 1))
 
 		By("the operator serves each InferenceService, or reports Stalled=True naming what it does not serve")
 		startOperatorWith(operatorOptions{namespaces: namespaces, cfg: controllers.Config{}})
@@ -161,5 +163,42 @@ var _ = Describe("LLMKube v0.9.19's own samples", func() {
 		GinkgoWriter.Printf("LLMKube sample InferenceServices served: %d, stalled: %d\n%s\n", len(outcome["served"]), len(outcome["stalled"]),
 			strings.Join(outcome["stalled"], "\n"))
 		Expect(outcome["served"]).NotTo(BeEmpty())
+
+		By("each ModelRouter keeps every field it was given, and reports Stalled=UnservedField naming its policy and rules of LLMKube's form, with nothing applied")
+		routers := &inferencev1alpha1.ModelRouterList{}
+		Expect(k8sClient.List(suiteCtx, routers)).To(Succeed())
+		seen := 0
+		for _, mr := range routers.Items {
+			if !slices.Contains(namespaces, mr.Namespace) {
+				continue
+			}
+			seen++
+			Eventually(func(g Gomega) {
+				got := &inferencev1alpha1.ModelRouter{}
+				g.Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(&mr), got)).To(Succeed())
+				g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation), "observedGeneration")
+				s := meta.FindStatusCondition(got.Status.Conditions, inferencev1alpha1.ConditionStalled)
+				g.Expect(s).NotTo(BeNil())
+				g.Expect(s.Status).To(BeEquivalentTo("True"))
+				g.Expect(s.Reason).To(Equal(modelrouter.ReasonUnservedField))
+				g.Expect(s.Message).To(And(ContainSubstring("spec.policy"), ContainSubstring("route")), s.Message)
+				r := meta.FindStatusCondition(got.Status.Conditions, inferencev1alpha1.ConditionReady)
+				g.Expect(r).NotTo(BeNil())
+				g.Expect(r.Reason).To(Equal(modelrouter.ReasonUnservedField))
+			}).WithTimeout(time.Minute).Should(Succeed(), mr.Name)
+			stored := &unstructured.Unstructured{}
+			stored.SetGroupVersionKind(inferencev1alpha1.GroupVersion.WithKind("ModelRouter"))
+			Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(&mr), stored)).To(Succeed())
+			rules, _, _ := unstructured.NestedSlice(stored.Object, "spec", "rules")
+			for _, rule := range rules {
+				_, hasRoute := rule.(map[string]any)["route"]
+				Expect(hasRoute).To(BeTrue(), "a rule of LLMKube's form keeps its route: %v", rule)
+			}
+			Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(&mr), &appsv1.Deployment{})).To(
+				WithTransform(apierrors.IsNotFound, BeTrue()))
+			Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: mr.Namespace, Name: mr.Name + "-router-proxy"}, &appsv1.Deployment{})).To(
+				WithTransform(apierrors.IsNotFound, BeTrue()), "a stalled router applies no proxy")
+		}
+		Expect(seen).To(BeNumerically(">=", 1))
 	})
 })
