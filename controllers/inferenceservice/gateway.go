@@ -76,7 +76,10 @@ func (r *Reconciler) setupGateway(mgr ctrl.Manager, c controller.Controller) {
 // Note: without the CRDs this is no error (nothing to retry, nothing to log): GatewayReady says
 // which CRD is missing, the rest of the InferenceService converges, and the reconcile comes back
 // after the recheck period to look again.
-func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alpha1.InferenceService, p *Plan) (gatewayOutcome, error) {
+//
+// The pool and the route are sent through run, after the workload: each is held when what it
+// needs was not applied, and run holds their failures (the returned error is another one).
+func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alpha1.InferenceService, p *Plan, run *plan.Runner) (gatewayOutcome, error) {
 	if r.gateway == nil {
 		return gatewayOutcome{}, nil
 	}
@@ -105,17 +108,22 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 	key := client.ObjectKeyFromObject(isvc)
 	pool := &inferencepoolv1.InferencePool{}
 	route := &gatewayv1.HTTPRoute{}
-	poolErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, pool, extractInferencePool, p.Gateway[0].Desired)
-	routeErr := ownership.Sync(ctx, r.Applier, r.Client, isvc, key, route, gatewayv1ac.ExtractHTTPRoute, p.Gateway[1].Desired)
+	poolErr := run.Do(ctx, plan.Step{Object: p.Gateway[0], Send: func(ctx context.Context) error {
+		return ownership.Sync(ctx, r.Applier, r.Client, isvc, key, pool, extractInferencePool, p.Gateway[0].Desired)
+	}})
+	routeErr := run.Do(ctx, plan.Step{Object: p.Gateway[1], Send: func(ctx context.Context) error {
+		return ownership.Sync(ctx, r.Applier, r.Client, isvc, key, route, gatewayv1ac.ExtractHTTPRoute, p.Gateway[1].Desired)
+	}})
 	if err := errors.Join(poolErr, routeErr); err != nil {
 		// A kind whose CRD was deleted after its watch started is one that was never there.
 		if (apierrors.IsNotFound(err) || meta.IsNoMatchError(err)) && r.gateway.gone() {
 			if missing, lerr := r.gateway.missing(); lerr == nil && len(missing) > 0 {
+				run.Retract(poolErr, routeErr)
 				return gatewayOutcome{condition: crdNotInstalled(missing), requeueAfter: r.gateway.pool.recheck}, nil
 			}
 		}
 		return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
-			Status: metav1.ConditionFalse, Reason: status.Reason(err), Message: status.Truncate(err.Error(), status.ConditionMessageLimit)}}, err
+			Status: metav1.ConditionFalse, Reason: status.Reason(err), Message: status.Truncate(err.Error(), status.ConditionMessageLimit)}}, nil
 	}
 	// A pool or route read as absent was created just now: no Gateway has spoken of it yet.
 	if pool.UID == "" {

@@ -193,7 +193,8 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 			return nil, ownership.Fail("Deployment", key, ownership.StepBuild, err)
 		}
 		p.Overridden = argOverrides(isvc, obs.Model)
-		p.After = append(p.After, plan.Of(Service(isvc), newService, corev1ac.ExtractService))
+		// The Service selects the workload's pods.
+		p.After = append(p.After, plan.Of(Service(isvc), newService, corev1ac.ExtractService).Needing(p.DeploymentRef()))
 	}
 	if cacheOf(isvc) != cacheClaim || isvc.Spec.ModelRef != "" {
 		// The claim an inline model's Cached cache had: the spec no longer asks for it (Ephemeral,
@@ -211,7 +212,8 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 	}
 	switch {
 	case hpa != nil && p.Blocked == "":
-		p.After = append(p.After, plan.Of(hpa, newHPA, autoscalingv2ac.ExtractHorizontalPodAutoscaler))
+		// The HPA scales the workload.
+		p.After = append(p.After, plan.Of(hpa, newHPA, autoscalingv2ac.ExtractHorizontalPodAutoscaler).Needing(p.DeploymentRef()))
 	case hpa == nil || p.Refused != nil:
 		p.Delete = append(p.Delete, plan.Deletion{GVK: autoscalingv2.SchemeGroupVersion.WithKind("HorizontalPodAutoscaler"), Key: key})
 	}
@@ -223,12 +225,27 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 	case len(obs.GatewayCRDsMissing) > 0:
 		p.GatewayMissingCRDs = obs.GatewayCRDsMissing
 	case p.Blocked == "":
-		p.Gateway = []plan.Object{
-			plan.Of(InferencePool(isvc), newPool, extractInferencePool),
-			plan.Of(HTTPRoute(isvc), newRoute, gatewayv1ac.ExtractHTTPRoute),
-		}
+		// The pool selects the workload's pods; the route sends the Gateway's traffic to the pool:
+		// someone else's pool of this name would publish their pods.
+		pool := plan.Of(InferencePool(isvc), newPool, extractInferencePool).Needing(p.DeploymentRef())
+		p.Gateway = []plan.Object{pool, plan.Of(HTTPRoute(isvc), newRoute, gatewayv1ac.ExtractHTTPRoute).Needing(pool.Ref())}
 	}
 	return p, nil
+}
+
+// DeploymentRef names the plan's Deployment.
+func (p *Plan) DeploymentRef() plan.Ref {
+	return plan.Ref{Kind: "Deployment", Key: client.ObjectKeyFromObject(p.isvc)}
+}
+
+// deploymentNeeds are what the Deployment needs: the pods mount the claims of Before (someone
+// else's claim of that name would be mounted).
+func (p *Plan) deploymentNeeds() []plan.Ref {
+	var out []plan.Ref
+	for _, b := range p.Before {
+		out = append(out, b.Ref())
+	}
+	return out
 }
 
 // HasDeployment says whether the plan applies a Deployment.
@@ -275,7 +292,23 @@ func (p *Plan) DeploymentObject(live *appsv1.Deployment, fieldManager string) (p
 	if err != nil {
 		return plan.Object{}, err
 	}
-	return plan.Of(d, newDeployment, appsv1ac.ExtractDeployment), nil
+	return plan.Of(d, newDeployment, appsv1ac.ExtractDeployment).Needing(p.deploymentNeeds()...), nil
+}
+
+// Objects are every object the plan applies, in order, each with what it needs (plan.Run holds
+// an object whose need was not applied): Before, the Deployment when the plan has one, After and
+// Gateway. live and fieldManager are as for Deployment.
+func (p *Plan) Objects(live *appsv1.Deployment, fieldManager string) ([]plan.Object, error) {
+	out := append([]plan.Object(nil), p.Before...)
+	if p.HasDeployment() {
+		d, err := p.DeploymentObject(live, fieldManager)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	out = append(out, p.After...)
+	return append(out, p.Gateway...), nil
 }
 
 func newPVC() *corev1.PersistentVolumeClaim          { return &corev1.PersistentVolumeClaim{} }

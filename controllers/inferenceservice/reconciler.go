@@ -10,6 +10,7 @@ package inferenceservice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -150,42 +151,64 @@ func (k kind) Plan(ctx context.Context, _ client.Reader, isvc *inferencev1alpha1
 func (k kind) Apply(ctx context.Context, isvc *inferencev1alpha1.InferenceService, pl planned) (applied, []error) {
 	r, p := k.r, pl.plan
 	out := applied{live: pl.obs.Deployment, before: pl.obs.Deployment}
-	var failures []error
-	if p.Refused != nil {
-		// Not the operator's workload: nothing is applied for it and its status is not read.
-		out.live, out.before = nil, nil
-		failures = append(failures, p.Refused)
-	}
-	var claimRefused bool
-	for _, o := range p.Before {
-		if err := r.syncObject(ctx, isvc, o); err != nil {
-			failures = append(failures, err)
-			claimRefused = claimRefused || ownership.IsNotControlled(err)
+	// Each object converges on its own, and the runner holds what needs an object that was not
+	// applied (the Deployment without its claim, the Service, HPA and pool without the Deployment,
+	// the route without the pool), withdrawing what the InferenceService controls of it after a
+	// refusal.
+	run := &plan.Runner{Applier: r.Applier, Reader: r.Client, Owner: isvc, Withdraw: func(ctx context.Context, o plan.Object) error {
+		if o.Kind == "Deployment" {
+			out.live, out.before = nil, nil // no status is read from a workload that is withdrawn
 		}
+		return o.DeleteControlled(ctx, r.Client, r.Applier.Uncached(r.Client), isvc)
+	}}
+	for _, o := range p.Before {
+		run.Do(ctx, plan.Step{Object: o, Send: func(ctx context.Context) error { return r.syncObject(ctx, isvc, o) }})
 	}
 	r.reportKeptSize(isvc, client.ObjectKey{Namespace: isvc.Namespace, Name: CacheClaimName(isvc)}, p.KeptSize)
 	r.reportOverridden(isvc, p.Overridden)
-	// A blocked plan (its Model is missing) has no Deployment: an existing one stays as is. Likewise
-	// when the cache claim's name is taken by an object the operator does not control: the pods
-	// would mount someone else's volume.
-	if p.AppliesDeployment(claimRefused) {
-		if before, err := r.beforeCreate(ctx, isvc, pl); err != nil {
-			failures = append(failures, err)
-		} else {
+	// Failures of the rollout gate: the template waits, the rest of the Deployment was applied,
+	// so they hold nothing that needs it.
+	var gateFailures []error
+	workload := plan.Step{Object: plan.Named("Deployment", client.ObjectKeyFromObject(isvc), newDeployment).Needing(p.deploymentNeeds()...)}
+	switch {
+	case p.Refused != nil:
+		// Not the operator's workload: nothing is applied for it and its status is not read.
+		out.live, out.before = nil, nil
+		workload.Refused = p.Refused
+		run.Do(ctx, workload)
+	case p.HasDeployment():
+		// A blocked plan (its Model is missing) has no Deployment: an existing one stays as is.
+		workload.Send = func(ctx context.Context) error {
+			before, err := r.beforeCreate(ctx, isvc, pl)
+			if err != nil {
+				return err
+			}
 			live, d, fs := r.reconcileDeployment(ctx, isvc, before, p)
-			out.deferred, failures = d, append(failures, fs...)
+			out.deferred = d
 			if live != nil {
 				out.live = live
 			}
+			var blocking []error
+			for _, f := range fs {
+				if s := (*ownership.Failure)(nil); errors.As(f, &s) && s.Step == ownership.StepGate {
+					gateFailures = append(gateFailures, f)
+				} else {
+					blocking = append(blocking, f)
+				}
+			}
+			if len(blocking) == 1 {
+				return blocking[0]
+			}
+			return errors.Join(blocking...)
 		}
+		run.Do(ctx, workload)
 	}
 	for _, o := range p.After {
-		if err := r.syncObject(ctx, isvc, o); err != nil {
-			failures = append(failures, err)
-		}
+		run.Do(ctx, plan.Step{Object: o, Send: func(ctx context.Context) error { return r.syncObject(ctx, isvc, o) }})
 	}
-	failures = append(failures, r.deleteOwed(ctx, isvc, p.Delete)...)
-	gateway, err := r.reconcileGateway(ctx, isvc, p)
+	deleteFailures := r.deleteOwed(ctx, isvc, p.Delete)
+	gateway, err := r.reconcileGateway(ctx, isvc, p, run)
+	failures := append(append(run.Failures, gateFailures...), deleteFailures...)
 	if err != nil {
 		failures = append(failures, err)
 	}

@@ -127,6 +127,8 @@ type Plan struct {
 	// route by (UnservedFields): nothing of the plan is applied, so a proxy already running keeps
 	// its routing document, and the router is Stalled with ReasonUnservedField.
 	Unserved []inferenceservice.Unserved
+
+	deploymentNeeds []plan.Ref
 }
 
 // PlanFor is the plan of obs.Router: a pure function of what Observe read and the operator's flags.
@@ -141,15 +143,20 @@ func PlanFor(obs *Observed, f Flags) (*Plan, error) {
 		router:      router,
 		in:          Inputs{EmitScrapeAnnotations: f.EmitScrapeAnnotations, Resolutions: res, Image: f.Image},
 		Resolutions: res,
-		Access: []plan.Object{
-			plan.Of(ServiceAccount(router), newServiceAccount, corev1ac.ExtractServiceAccount),
-			plan.Of(Role(router), newRole, rbacv1ac.ExtractRole),
-			plan.Of(RoleBinding(router), newRoleBinding, rbacv1ac.ExtractRoleBinding),
-		},
-		ConfigMap: plan.Of(ConfigMap(router, data), newConfigMap, corev1ac.ExtractConfigMap),
-		Service:   plan.Of(Service(router), newService, corev1ac.ExtractService),
-		Unserved:  UnservedFields(router),
+		ConfigMap:   plan.Of(ConfigMap(router, data), newConfigMap, corev1ac.ExtractConfigMap),
+		Unserved:    UnservedFields(router),
 	}
+	sa := plan.Of(ServiceAccount(router), newServiceAccount, corev1ac.ExtractServiceAccount)
+	role := plan.Of(Role(router), newRole, rbacv1ac.ExtractRole)
+	// The binding grants the Role to the ServiceAccount: someone else's Role (Secrets get/list,
+	// say) or ServiceAccount in either place would receive it.
+	binding := plan.Of(RoleBinding(router), newRoleBinding, rbacv1ac.ExtractRoleBinding).Needing(role.Ref(), sa.Ref())
+	p.Access = []plan.Object{sa, role, binding}
+	// The proxy runs as the ServiceAccount, with the binding's access, serving the mounted
+	// routing document: any of them someone else's would redirect its traffic and credentials.
+	p.deploymentNeeds = []plan.Ref{sa.Ref(), binding.Ref(), p.ConfigMap.Ref()}
+	// The Service selects the proxy's pods.
+	p.Service = plan.Of(Service(router), newService, corev1ac.ExtractService).Needing(p.DeploymentObject().Ref())
 	if obs.Deployment != nil {
 		if err := ownership.CheckControlledBy(obs.Deployment, "ModelRouter", router); err != nil {
 			p.Refused = ownership.Fail("Deployment", types.NamespacedName{Namespace: router.Namespace, Name: Name(router)}, ownership.StepOwnership, err)
@@ -171,10 +178,11 @@ func (p *Plan) Deployment() *appsv1ac.DeploymentApplyConfiguration {
 
 // DeploymentObject is the plan's Deployment as a plan.Object.
 func (p *Plan) DeploymentObject() plan.Object {
-	return plan.Of(p.Deployment(), newDeployment, appsv1ac.ExtractDeployment)
+	return plan.Of(p.Deployment(), newDeployment, appsv1ac.ExtractDeployment).Needing(p.deploymentNeeds...)
 }
 
-// Objects are every object of the plan in the order the reconciler applies them.
+// Objects are every object of the plan in the order the reconciler applies them, each with what
+// it needs (plan.Run holds an object whose need was not applied).
 func (p *Plan) Objects() []plan.Object {
 	if p.Refused != nil || len(p.Unserved) > 0 {
 		return nil

@@ -33,6 +33,7 @@ import (
 	acv1alpha1 "github.com/llmkube/operator/applyconfig/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/converge"
 	"github.com/llmkube/operator/controllers/ownership"
+	"github.com/llmkube/operator/controllers/plan"
 	"github.com/llmkube/operator/controllers/retry"
 	"github.com/llmkube/operator/controllers/status"
 )
@@ -191,24 +192,26 @@ func (k kind) Apply(ctx context.Context, router *inferencev1alpha1.ModelRouter, 
 		}
 		return live, nil
 	}
-	var failures []error
+	// Each object converges on its own, and plan.Run holds what needs an object that was not
+	// applied (the Deployment without its ConfigMap, ServiceAccount or binding; the Service
+	// without the Deployment), withdrawing what the router controls of it after a refusal.
+	steps := make([]plan.Step, 0, len(p.Access)+3)
 	for _, o := range p.Access {
-		if err := o.Sync(ctx, r.Applier, r.Client, router); err != nil {
-			failures = append(failures, err)
+		steps = append(steps, plan.Step{Object: o})
+	}
+	steps = append(steps, plan.Step{Object: p.ConfigMap}, plan.Step{Object: p.DeploymentObject(), Send: func(ctx context.Context) error {
+		applied, err := r.reconcileDeployment(ctx, router, live, p)
+		if applied != nil {
+			live = applied
 		}
-	}
-	if err := p.ConfigMap.Sync(ctx, r.Applier, r.Client, router); err != nil {
-		failures = append(failures, err)
-	}
-	applied, err := r.reconcileDeployment(ctx, router, live, p)
-	if err != nil {
-		failures = append(failures, err)
-	} else if applied != nil {
-		live = applied
-	}
-	if err := p.Service.Sync(ctx, r.Applier, r.Client, router); err != nil {
-		failures = append(failures, err)
-	}
+		return err
+	}}, plan.Step{Object: p.Service})
+	failures := plan.Run(ctx, r.Applier, r.Client, router, steps, func(ctx context.Context, o plan.Object) error {
+		if o.Kind == "Deployment" {
+			live = nil // no status is read from a proxy that serves someone else's document
+		}
+		return o.DeleteControlled(ctx, r.Client, r.Applier.Uncached(r.Client), router)
+	})
 	return live, failures
 }
 

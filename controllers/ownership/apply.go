@@ -50,6 +50,15 @@ type Applier struct {
 	Reader client.Reader
 }
 
+// Uncached is the API server's reader (Reader), or cached when the applier has none (a test that
+// drives a reconciler without the manager): for a decision that must not rest on a lagging cache.
+func (a Applier) Uncached(cached client.Reader) client.Reader {
+	if a.Reader != nil {
+		return a.Reader
+	}
+	return cached
+}
+
 // Apply sends ac as a forced server-side apply under the applier's field manager.
 //
 // Note: controller-runtime decodes the server's answer into ac, so ac then holds every field of

@@ -31,6 +31,9 @@ const (
 	StepBuild Step = "building the desired object"
 	// StepApply is the server-side apply itself.
 	StepApply Step = "apply"
+	// StepHeld is an object not applied because an object it needs was not (plan.Held): its
+	// error unwraps to that object's.
+	StepHeld Step = "not applied"
 )
 
 // Failure is one step that failed for one object. Its message names the object's kind and

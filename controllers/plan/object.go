@@ -13,6 +13,7 @@ package plan
 
 import (
 	"context"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,6 +31,7 @@ type Object struct {
 	Kind string
 	Key  client.ObjectKey
 
+	needs   []Ref
 	newLive func() client.Object
 	extract func(client.Object, string) (any, error)
 	sync    func(ctx context.Context, a ownership.Applier, r client.Reader, owner client.Object) error
@@ -52,6 +54,13 @@ func Of[T client.Object, AC any](desired runtime.ApplyConfiguration, newLive fun
 	}
 }
 
+// Named is an object the plan names without an apply configuration here (the kind sends it
+// itself, through a Step's Send, or the plan refused it): Run's identity for it, and what
+// DeleteControlled reads (newLive makes an empty one of its kind, named kind).
+func Named[T client.Object](kind string, key client.ObjectKey, newLive func() T) Object {
+	return Object{Kind: kind, Key: key, newLive: func() client.Object { return newLive() }}
+}
+
 // kindOf reads an apply configuration's kind through its getter.
 func kindOf(ac any) string {
 	if k, ok := ac.(interface{ GetKind() *string }); ok && k.GetKind() != nil {
@@ -68,6 +77,9 @@ func (o Object) Sync(ctx context.Context, a ownership.Applier, r client.Reader, 
 
 // Live reads the object through r; nil when it does not exist.
 func (o Object) Live(ctx context.Context, r client.Reader) (client.Object, error) {
+	if o.newLive == nil {
+		return nil, fmt.Errorf("%s %s: the plan does not say how to read it", o.Kind, o.Key)
+	}
 	live := o.newLive()
 	switch err := r.Get(ctx, o.Key, live); {
 	case apierrors.IsNotFound(err):

@@ -54,6 +54,11 @@ func Reason(err error) string {
 		return ReasonReconcileFailed
 	}
 	switch f.Step {
+	case ownership.StepHeld:
+		// The reason of the object it needs: a hold on a refusal is a refusal.
+		if cause := errors.Unwrap(f.Err); cause != nil {
+			return Reason(cause)
+		}
 	case ownership.StepApply:
 		switch {
 		case apierrors.IsForbidden(f.Err):
