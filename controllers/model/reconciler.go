@@ -93,9 +93,10 @@ func enqueueModelOf(o client.Object, q workqueue.TypedRateLimitingInterface[reco
 }
 
 // usageChanged says whether an InferenceService's update can change its Model's status: another
-// Model named, its readiness turned, or the Model generation its pods run moved (Serving).
+// Model named, its readiness turned, it stalled or stopped stalling (a Stalled user holds no
+// Model Reconciling), or the Model generation its pods run moved (Serving).
 func usageChanged(older, newer *inferencev1alpha1.InferenceService) bool {
-	return older.Spec.ModelRef != newer.Spec.ModelRef || ready(older) != ready(newer) ||
+	return older.Spec.ModelRef != newer.Spec.ModelRef || ready(older) != ready(newer) || stalled(older) != stalled(newer) ||
 		!equality.Semantic.DeepEqual(older.Status.LoadedModel, newer.Status.LoadedModel)
 }
 

@@ -29,6 +29,10 @@ const (
 	ReasonNotInUse = "NotInUse"
 	// ReasonLoading: InferenceServices name it and none has a ready pod yet (Ready=False).
 	ReasonLoading = "Loading"
+	// ReasonUsersStalled: InferenceServices name it, none serves it, and every one of them is
+	// Stalled (its Model field unserved, an object of its name someone else's): nothing of the
+	// Model's own is pending, so the Model is Ready and says whose fault it is.
+	ReasonUsersStalled = "UsersStalled"
 )
 
 // MaxUsedBy is how many names status.usedBy lists (the CRD's maxItems); the count has them all.
@@ -46,6 +50,11 @@ func Serving(isvc *inferencev1alpha1.InferenceService, name string, gen int64) b
 	return ready(isvc) && l != nil && l.Name == name && l.Generation == gen
 }
 
+// stalled says whether isvc cannot run until a person changes it (Stalled=True).
+func stalled(isvc *inferencev1alpha1.InferenceService) bool {
+	return meta.IsStatusConditionTrue(isvc.Status.Conditions, inferencev1alpha1.ConditionStalled)
+}
+
 func ready(isvc *inferencev1alpha1.InferenceService) bool {
 	return meta.IsStatusConditionTrue(isvc.Status.Conditions, inferencev1alpha1.ConditionReady)
 }
@@ -53,27 +62,38 @@ func ready(isvc *inferencev1alpha1.InferenceService) bool {
 // Status is the status the operator wants for m, given the InferenceServices that name it (in
 // any order). The table, decided here alone:
 //
-//	state                                      | Ready          | Reconciling   | phase
-//	no InferenceService names it               | False NotInUse | -             | Pending
-//	named, none serves this generation yet     | False Loading  | True Loading  | Pending
-//	one serves it                              | True Loaded    | -             | Ready
-//	one serves it, another still rolls it out  | True Loaded    | True Loading  | Ready
+//	state                                      | Ready             | Reconciling   | phase
+//	no InferenceService names it               | True NotInUse     | -             | Pending
+//	named, none serves this generation yet     | False Loading     | True Loading  | Pending
+//	named, none serves it, every one Stalled   | True UsersStalled | -             | Pending
+//	one serves it                              | True Loaded       | -             | Ready
+//	one serves it, another still rolls it out  | True Loaded       | True Loading  | Ready
+//
+// A Model is Current to kstatus (Flux, kubectl wait) and Healthy to Argo CD whenever nothing of
+// its own is pending: a Model nobody uses is not in progress (Flux would wait for it forever),
+// and a user that is Stalled (another team's broken InferenceService, say) never holds it
+// Reconciling, since only a change of that user ends it. A user that is not Stalled and does not
+// serve it yet does hold it: its pods are downloading or loading this Model.
 //
 // Conditions keep their lastTransitionTime while their status stays, so the same inputs yield
 // the same status.
 func Status(m *inferencev1alpha1.Model, users []inferencev1alpha1.InferenceService) *acv1alpha1.ModelApplyConfiguration {
-	var names, serving, loading []string
+	var names, serving, loading, stalledUsers []string
 	for i := range users {
 		names = append(names, users[i].Name)
-		if Serving(&users[i], m.Name, m.Generation) {
+		switch {
+		case Serving(&users[i], m.Name, m.Generation):
 			serving = append(serving, users[i].Name)
-		} else {
+		case stalled(&users[i]):
+			stalledUsers = append(stalledUsers, users[i].Name)
+		default:
 			loading = append(loading, users[i].Name)
 		}
 	}
 	slices.Sort(names)
 	slices.Sort(serving)
 	slices.Sort(loading)
+	slices.Sort(stalledUsers)
 
 	ready := metav1.Condition{Type: inferencev1alpha1.ConditionReady, ObservedGeneration: m.Generation}
 	phase := inferencev1alpha1.PhasePending
@@ -83,8 +103,11 @@ func Status(m *inferencev1alpha1.Model, users []inferencev1alpha1.InferenceServi
 		ready.Message = fmt.Sprintf("loaded: InferenceService %s serves generation %d", listed(serving), m.Generation)
 		phase = inferencev1alpha1.PhaseReady
 	case len(names) == 0:
-		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonNotInUse
+		ready.Status, ready.Reason = metav1.ConditionTrue, ReasonNotInUse
 		ready.Message = fmt.Sprintf("no InferenceService names this Model, so nothing downloads or loads it: set spec.modelRef: %s on one", m.Name)
+	case len(loading) == 0:
+		ready.Status, ready.Reason = metav1.ConditionTrue, ReasonUsersStalled
+		ready.Message = fmt.Sprintf("InferenceService %s names this Model and none serves it: each is Stalled, for a reason of its own (see its conditions); nothing of this Model is pending", listed(stalledUsers))
 	default:
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonLoading
 		ready.Message = fmt.Sprintf("InferenceService %s names this Model and none serves generation %d yet: its pods of this generation are not rolled out, or the runtime is downloading or loading the weights, or cannot start (see its conditions)", listed(names), m.Generation)

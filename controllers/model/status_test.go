@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,6 +40,33 @@ func deferredUser(name string) inferencev1alpha1.InferenceService {
 	return i
 }
 
+// stalledUser is a user that cannot run until a person changes it (Stalled=True).
+func stalledUser(name string) inferencev1alpha1.InferenceService {
+	i := user(name, false, 0)
+	i.Status.Conditions = append(i.Status.Conditions, metav1.Condition{Type: inferencev1alpha1.ConditionStalled, Status: metav1.ConditionTrue, Reason: "UnservedField"})
+	return i
+}
+
+// A Stalled user never holds the Model Reconciling: only a change of that user ends it, and a
+// Flux Kustomization of Models would wait on another team's InferenceService [I49].
+func TestStalledUsersDoNotHoldTheModelReconciling(t *testing.T) {
+	m := &inferencev1alpha1.Model{ObjectMeta: metav1.ObjectMeta{Name: "m", Generation: 2}}
+	reconciling := func(users ...inferencev1alpha1.InferenceService) string {
+		for _, c := range Status(m, users).Status.Conditions {
+			if *c.Type == inferencev1alpha1.ConditionReconciling && *c.Status == metav1.ConditionTrue {
+				return *c.Message
+			}
+		}
+		return ""
+	}
+	if msg := reconciling(stalledUser("broken")); msg != "" {
+		t.Fatalf("Reconciling by a Stalled user: %s", msg)
+	}
+	if msg := reconciling(stalledUser("broken"), user("loading", false, 0)); msg == "" || strings.Contains(msg, "broken") {
+		t.Fatalf("Reconciling = %q, want it to name the loading user only", msg)
+	}
+}
+
 func readyOf(t *testing.T, m *inferencev1alpha1.Model, users ...inferencev1alpha1.InferenceService) (string, string, inferencev1alpha1.Phase) {
 	t.Helper()
 	st := Status(m, users).Status
@@ -61,7 +89,9 @@ func TestReadyOnlyWhenAUserServes(t *testing.T) {
 		reason string
 		phase  inferencev1alpha1.Phase
 	}{
-		{"nobody names it", nil, "False", ReasonNotInUse, inferencev1alpha1.PhasePending},
+		{"nobody names it [I49]", nil, "True", ReasonNotInUse, inferencev1alpha1.PhasePending},
+		{"named only by a Stalled user [I49]", []inferencev1alpha1.InferenceService{stalledUser("a")}, "True", ReasonUsersStalled, inferencev1alpha1.PhasePending},
+		{"a Stalled user and one loading", []inferencev1alpha1.InferenceService{stalledUser("a"), user("b", false, 0)}, "False", ReasonLoading, inferencev1alpha1.PhasePending},
 		{"named, no ready pod", []inferencev1alpha1.InferenceService{user("a", false, 0)}, "False", ReasonLoading, inferencev1alpha1.PhasePending},
 		{"ready pods of the Model's older generation [K6]", []inferencev1alpha1.InferenceService{user("a", true, 1)}, "False", ReasonLoading, inferencev1alpha1.PhasePending},
 		{"serving while the gate holds an unrelated change back (observedGeneration behind)", []inferencev1alpha1.InferenceService{deferredUser("a")}, "True", ReasonLoaded, inferencev1alpha1.PhaseReady},

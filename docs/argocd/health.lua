@@ -35,7 +35,8 @@ end
 if ready.status == "True" then
   return { status = "Healthy", message = said(ready) }
 end
--- A Model that no InferenceService names is not broken: nothing is meant to load it.
+-- A Model that no InferenceService names is not broken: nothing is meant to load it (operators
+-- before Ready=True/NotInUse wrote Ready=False/NotInUse).
 if ready.reason == "NotInUse" then
   return { status = "Healthy", message = said(ready) }
 end

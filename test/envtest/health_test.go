@@ -280,6 +280,38 @@ var _ = Describe("Health that Flux and Argo CD read (kstatus)", func() {
 		}).WithTimeout(20 * time.Second).Should(Succeed())
 	})
 
+	It("[I49, K11] a Model nobody uses, and one whose only user is Stalled, are Current and Healthy: no other team's InferenceService holds them", func() {
+		// The user's Deployment name is another tenant's: the user is Stalled (NotControlled).
+		theirs := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "broken"},
+			Spec: appsv1.DeploymentSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "theirs"}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "theirs"}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.example/theirs:1"}}},
+				},
+			},
+		}
+		Expect(k8sClient.Create(suiteCtx, theirs)).To(Succeed())
+		startOperator(ns, controllers.Config{})
+		newModel(ns, "unused", nil)
+		newModel(ns, "shared", nil)
+		refISVC(ns, "broken", "shared", inferencev1alpha1.RuntimeVLLM, nil)
+		for _, tc := range []struct{ model, reason string }{{"unused", "NotInUse"}, {"shared", "UsersStalled"}} {
+			Eventually(func(g Gomega) {
+				m := &inferencev1alpha1.Model{}
+				g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: tc.model}, m)).To(Succeed())
+				c := meta.FindStatusCondition(m.Status.Conditions, condReady)
+				g.Expect(c).NotTo(BeNil())
+				g.Expect(c.Status + "/" + metav1.ConditionStatus(c.Reason)).To(Equal(metav1.ConditionStatus("True/" + tc.reason)))
+				res := kstatusOf("Model", ns, tc.model)
+				g.Expect(res.Status).To(Equal(kstatus.CurrentStatus), res.Message)
+				g.Expect(argoStatus("Model", ns, tc.model)).To(Equal(argoFor(res.Status)), "Argo CD and kstatus agree")
+			}).WithTimeout(20 * time.Second).Should(Succeed())
+		}
+		Expect(meta.IsStatusConditionTrue(getISVC(ns, "broken").Status.Conditions, condStalled)).To(BeTrue(), "the user itself is Stalled")
+	})
+
 	It("[K10, K2, K11] a ModelRouter with no resolved backend is not Ready, and is Stalled", func() {
 		startOperator(ns, controllers.Config{})
 		newRouter(ns, "front", func(r *inferencev1alpha1.ModelRouter) {
