@@ -34,6 +34,8 @@ func installPolicies(ns string) {
   enabled: true
   allowedRegistries: [ghcr.io/llmkube/, registry.example.com/]
   maxCacheSize: 200Gi
+  denyExposedEndpoints: true
+  denyTolerateAll: true
   namespaceSelector:
     matchLabels: {kubernetes.io/metadata.name: `+ns+`}
 `), 0o600)).To(Succeed())
@@ -48,7 +50,7 @@ func installPolicies(ns string) {
 		DeferCleanup(func() { _ = k8sClient.Delete(suiteCtx, o) })
 		n++
 	}
-	Expect(n).To(Equal(8), "four policies and their bindings")
+	Expect(n).To(Equal(16), "eight policies and their bindings")
 }
 
 // asUser is a client acting as user name, bound in ns to a Role with rules.
@@ -68,7 +70,7 @@ func asUser(ns, name string, rules ...rbacv1.PolicyRule) client.Client {
 }
 
 var createOnly = rbacv1.PolicyRule{APIGroups: []string{inferencev1alpha1.GroupVersion.Group},
-	Resources: []string{"inferenceservices", "models"}, Verbs: []string{"create", "get"}}
+	Resources: []string{"inferenceservices", "models", "modelrouters"}, Verbs: []string{"create", "get"}}
 
 var _ = Describe("Admission policies a platform team opts into (chart admissionPolicies)", func() {
 	It("refuses each rule with its message for a user who may only create InferenceServices, and passes an allowed one [F13]", func() {
@@ -93,6 +95,14 @@ var _ = Describe("Admission policies a platform team opts into (chart admissionP
 			}
 			return i
 		}
+		router := func(name string, mutate func(*inferencev1alpha1.ModelRouter)) *inferencev1alpha1.ModelRouter {
+			r := &inferencev1alpha1.ModelRouter{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+				Spec:       inferencev1alpha1.ModelRouterSpec{Backends: []inferencev1alpha1.Backend{externalBackend("cloud", "")}},
+			}
+			mutate(r)
+			return r
+		}
 		refused := map[string]struct {
 			obj  client.Object
 			want string
@@ -108,7 +118,7 @@ var _ = Describe("Admission policies a platform team opts into (chart admissionP
 			"a Secret the user may not read": {isvc("env", func(i *inferencev1alpha1.InferenceService) {
 				i.Spec.Env = []corev1.EnvVar{{Name: "P", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 					LocalObjectReference: corev1.LocalObjectReference{Name: "db-password"}, Key: "password"}}}}
-			}), "spec.env[].valueFrom.secretKeyRef, spec.imagePullSecrets: a Secret named is not one you may read (get)"},
+			}), "spec.env[].valueFrom.secretKeyRef names Secret db-password: one of them is not a Secret you may read (get)"},
 			"a cache over the maximum": {isvc("big", func(i *inferencev1alpha1.InferenceService) {
 				i.Spec.ModelCache = &inferencev1alpha1.ModelCacheSpec{Size: ptr.To(resource.MustParse("100Ti"))}
 			}), "spec.modelCache.size 100Ti is over 200Gi"},
@@ -116,7 +126,77 @@ var _ = Describe("Admission policies a platform team opts into (chart admissionP
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gated"},
 				Spec: inferencev1alpha1.ModelKindSpec{Source: "org/gated", Format: inferencev1alpha1.ModelFormatSafetensors,
 					SourceSecretRef: &inferencev1alpha1.SecretKeyReference{Name: "db-password"}},
-			}, "spec.sourceSecretRef: the Secret named is not one you may read (get)"},
+			}, "spec.sourceSecretRef names Secret db-password: one of them is not a Secret you may read (get)"},
+			// [I49] a ModelRouter's Secrets: its proxy sends them to addresses the writer chose.
+			"a router backend's credentials the user may not read [I49]": {router("cloud", func(r *inferencev1alpha1.ModelRouter) {
+				r.Spec.Backends[0].External.CredentialsSecretRef = &inferencev1alpha1.LocalObjectReference{Name: "db-password"}
+			}), "spec.backends[].external.credentialsSecretRef names Secret db-password: one of them is not a Secret you may read (get)"},
+			"a router's API keys the user may not read [I49]": {router("keys", func(r *inferencev1alpha1.ModelRouter) {
+				r.Spec.Proxy = &inferencev1alpha1.ProxySpec{APIKeySecretRef: &inferencev1alpha1.LocalObjectReference{Name: "db-password"}}
+			}), "spec.proxy.apiKeySecretRef names Secret db-password"},
+			"a router's pull Secret the user may not read [I49]": {router("pull", func(r *inferencev1alpha1.ModelRouter) {
+				r.Spec.Proxy = &inferencev1alpha1.ProxySpec{ImagePullSecrets: []inferencev1alpha1.LocalObjectReference{{Name: "db-password"}}}
+			}), "spec.proxy.imagePullSecrets names Secret db-password"},
+			"a Redis password the user may not read [I49]": {router("redis", func(r *inferencev1alpha1.ModelRouter) {
+				r.Spec.Limits = &inferencev1alpha1.LimitsSpec{Redis: &inferencev1alpha1.RedisSpec{Address: "redis.example:6379",
+					PasswordSecretRef: &inferencev1alpha1.SecretKeySelector{Name: "db-password", Key: "password"}}}
+			}), "spec.limits.redis.passwordSecretRef names Secret db-password"},
+			"a mounted Secret volume the user may not read [I49]": {isvc("vol", func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.ExtraVolumes = []corev1.Volume{{Name: "s", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "db-password"}}}}
+			}), "spec.extraVolumes[].secret.secretName names Secret db-password"},
+			"a vLLM token the user may not read [I49]": {isvc("tok", func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.Runtime = inferencev1alpha1.RuntimeVLLM
+				i.Spec.VLLMConfig = &inferencev1alpha1.VLLMConfig{HFTokenSecretRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "db-password"}, Key: "password"}}
+			}), "spec.vllmConfig.hfTokenSecretRef names Secret db-password"},
+			"another team's claim as the cache [I49]": {isvc("claim", func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.ModelCache = &inferencev1alpha1.ModelCacheSpec{ClaimName: ptr.To("finance-data")}
+			}), "spec.modelCache.claimName names PersistentVolumeClaim finance-data: one of them is not one you may read (get)"},
+			"another team's claim as a volume [I49]": {isvc("pvc", func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.ExtraVolumes = []corev1.Volume{{Name: "d", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "finance-data"}}}}
+			}), "spec.extraVolumes[].persistentVolumeClaim.claimName names PersistentVolumeClaim finance-data"},
+			"another team's ConfigMap [I49]": {isvc("cm", func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.Env = []corev1.EnvVar{{Name: "C", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "finance-config"}, Key: "k"}}}}
+			}), "spec.env[].valueFrom.configMapKeyRef names configmaps finance-config"},
+			"a LoadBalancer endpoint [I49]": {isvc("lb", func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.Endpoint = &inferencev1alpha1.EndpointSpec{Type: ptr.To(inferencev1alpha1.ServiceType("LoadBalancer"))}
+			}), "spec.endpoint.type LoadBalancer publishes the model outside the cluster"},
+			"a toleration of every taint [I49]": {isvc("tol", func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+			}), "spec.tolerations: a toleration without a key tolerates every taint"},
+		}
+		// [I49] the Pod Security Standards' baseline, one control per row.
+		for control, c := range map[string]struct {
+			mutate func(*inferencev1alpha1.InferenceService)
+			want   string
+		}{
+			"HostPath Volumes": {func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.ExtraVolumes = []corev1.Volume{{Name: "h", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+			}, "spec.extraVolumes[].hostPath"},
+			"Seccomp (container)": {func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.SecurityContext = &corev1.SecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}}
+			}, "(Pod Security baseline: Seccomp)"},
+			"Seccomp (pod)": {func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.PodSecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}}
+			}, "(Pod Security baseline: Seccomp)"},
+			"AppArmor": {func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.SecurityContext = &corev1.SecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}}
+			}, "(Pod Security baseline: AppArmor)"},
+			"/proc Mount Type": {func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.SecurityContext = &corev1.SecurityContext{ProcMount: ptr.To(corev1.UnmaskedProcMount)}
+			}, "(Pod Security baseline: /proc Mount Type)"},
+			"SELinux": {func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.PodSecurityContext = &corev1.PodSecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Type: "spc_t"}}
+			}, "(Pod Security baseline: SELinux)"},
+			"Sysctls": {func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.PodSecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.msgmax", Value: "1"}}}
+			}, "(Pod Security baseline: Sysctls)"},
+		} {
+			refused["Pod Security baseline: "+control+" [I49]"] = struct {
+				obj  client.Object
+				want string
+			}{isvc(strings.ToLower(strings.NewReplacer(" ", "-", "(", "", ")", "", "/", "").Replace(control)), c.mutate), c.want}
 		}
 		for what, c := range refused {
 			By("refused: " + what)
@@ -126,6 +206,16 @@ var _ = Describe("Admission policies a platform team opts into (chart admissionP
 				g.Expect(err.Error()).To(ContainSubstring(c.want))
 			}).Should(Succeed())
 		}
+
+		By("allowed: a router whose credentials the user may read, a safe sysctl, a keyed toleration")
+		Expect(alice.Create(suiteCtx, router("open", func(r *inferencev1alpha1.ModelRouter) {
+			r.Spec.Backends[0].External.CredentialsSecretRef = &inferencev1alpha1.LocalObjectReference{Name: "hf-token"}
+		}))).To(Succeed())
+		Expect(alice.Create(suiteCtx, isvc("safe", func(i *inferencev1alpha1.InferenceService) {
+			i.Spec.PodSecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.tcp_keepalive_time", Value: "60"}},
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+			i.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists}}
+		}))).To(Succeed())
 
 		By("allowed: an image of an allowed registry, the Secret the user may read, a cache within the maximum")
 		Expect(alice.Create(suiteCtx, isvc("ok", func(i *inferencev1alpha1.InferenceService) {
