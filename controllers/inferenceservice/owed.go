@@ -11,9 +11,7 @@ import (
 	"fmt"
 	"sync"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -72,28 +70,19 @@ func (r *Reconciler) deleteOwed(ctx context.Context, isvc *inferencev1alpha1.Inf
 	return failures
 }
 
-// deleteControlled deletes the object d names when isvc controls it; live reads the API server
-// (uncached) instead of the cache.
+// deleteControlled deletes the object d names when isvc controls it (plan.DeleteControlled); live
+// reads the API server (uncached) instead of the cache.
 func (r *Reconciler) deleteControlled(ctx context.Context, isvc *inferencev1alpha1.InferenceService, d plan.Deletion, live bool) error {
 	o, err := r.Client.Scheme().New(d.GVK)
 	if err != nil {
 		return err
 	}
-	obj := o.(client.Object)
 	var reader client.Reader = r.Client
-	if live && r.Applier.Reader != nil {
-		reader = r.Applier.Reader
+	if live {
+		reader = r.Applier.Uncached(r.Client)
 	}
-	if err := reader.Get(ctx, d.Key, obj); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	// A deletion already under way (a claim a pod still mounts waits for it) is not sent again.
-	if !metav1.IsControlledBy(obj, isvc) || !obj.GetDeletionTimestamp().IsZero() {
-		return nil
-	}
-	uid := obj.GetUID()
-	if err := r.Client.Delete(ctx, obj, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting %s %s: %w", d.GVK.Kind, obj.GetName(), err)
+	if err := plan.DeleteControlled(ctx, r.Client, reader, isvc, d.Key, o.(client.Object)); err != nil {
+		return fmt.Errorf("deleting %s %s: %w", d.GVK.Kind, d.Key.Name, err)
 	}
 	return nil
 }

@@ -195,17 +195,21 @@ func (k kind) Apply(ctx context.Context, router *inferencev1alpha1.ModelRouter, 
 	// Each object converges on its own, and plan.Run holds what needs an object that was not
 	// applied (the Deployment without its ConfigMap, ServiceAccount or binding; the Service
 	// without the Deployment), withdrawing what the router controls of it after a refusal.
-	steps := make([]plan.Step, 0, len(p.Access)+3)
-	for _, o := range p.Access {
-		steps = append(steps, plan.Step{Object: o})
-	}
-	steps = append(steps, plan.Step{Object: p.ConfigMap}, plan.Step{Object: p.DeploymentObject(), Send: func(ctx context.Context) error {
-		applied, err := r.reconcileDeployment(ctx, router, live, p)
-		if applied != nil {
-			live = applied
+	var steps []plan.Step
+	for _, o := range p.Objects() {
+		s := plan.Step{Object: o}
+		if o.Kind == "Deployment" {
+			// Its own write: migration, and the API server's answer kept for the status.
+			s.Send = func(ctx context.Context) error {
+				applied, err := r.reconcileDeployment(ctx, router, live, p)
+				if applied != nil {
+					live = applied
+				}
+				return err
+			}
 		}
-		return err
-	}}, plan.Step{Object: p.Service})
+		steps = append(steps, s)
+	}
 	failures := plan.Run(ctx, r.Applier, r.Client, router, steps, func(ctx context.Context, o plan.Object) error {
 		if o.Kind == "Deployment" {
 			live = nil // no status is read from a proxy that serves someone else's document

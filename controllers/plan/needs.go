@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"slices"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/llmkube/operator/controllers/ownership"
@@ -174,19 +172,4 @@ func Dependents(objs []Object, ref Ref) []Ref {
 		}
 	}
 	return out
-}
-
-// DeleteControlled deletes o's live object when owner controls it, read through r (the API
-// server: a deletion is decided on what is, not on a cache that may lag), with a UID
-// precondition; an object that is absent, someone else's or already being deleted is left alone.
-func (o Object) DeleteControlled(ctx context.Context, c client.Writer, r client.Reader, owner metav1.Object) error {
-	live, err := o.Live(ctx, r)
-	if err != nil || live == nil || !metav1.IsControlledBy(live, owner) || !live.GetDeletionTimestamp().IsZero() {
-		return err
-	}
-	uid := live.GetUID()
-	if err := c.Delete(ctx, live, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting %s %s: %w", o.Kind, o.Key, err)
-	}
-	return nil
 }
