@@ -25,7 +25,7 @@ const (
 	ReasonAccepted = "Accepted"
 	// ReasonLoaded: an InferenceService that names the Model has a ready pod (Ready=True).
 	ReasonLoaded = "Loaded"
-	// ReasonNotInUse: no InferenceService names the Model, so nothing downloads it (Ready=False).
+	// ReasonNotInUse: no InferenceService names the Model, so nothing downloads it; Ready=True, since nothing is pending.
 	ReasonNotInUse = "NotInUse"
 	// ReasonLoading: InferenceServices name it and none has a ready pod yet (Ready=False).
 	ReasonLoading = "Loading"

@@ -395,11 +395,11 @@ spec:
 		}
 		from := op.mark()
 
-		By("accepted, and not in use: nothing downloads it")
+		By("accepted, and not in use: nothing downloads it, and nothing is pending for kstatus (Ready=True/NotInUse) [I49]")
 		newModel(ns, "m", nil)
 		eventually(ns, "m", &inferencev1alpha1.Model{}, func(g Gomega, m *inferencev1alpha1.Model) {
 			c := readyOf(g, m)
-			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
 			g.Expect(c.Reason).To(Equal(model.ReasonNotInUse))
 			g.Expect(c.Message).To(ContainSubstring("spec.modelRef: m"))
 			g.Expect(m.Status.Phase).To(Equal(inferencev1alpha1.PhasePending))
