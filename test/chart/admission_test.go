@@ -38,14 +38,15 @@ func TestAdmissionPoliciesRender(t *testing.T) {
 		t.Errorf("rendered by default: %v %v", names, bindings)
 	}
 	names, bindings := policies(render(t, "--set", "admissionPolicies.enabled=true"))
-	if want := []string{"llmkube-privileged", "llmkube-secrets"}; !slices.Equal(names, want) || !slices.Equal(bindings, want) {
+	if want := []string{"llmkube-claims", "llmkube-privileged", "llmkube-references", "llmkube-secrets"}; !slices.Equal(names, want) || !slices.Equal(bindings, want) {
 		t.Errorf("without registries and a maximum: policies %v, bindings %v, want %v", names, bindings, want)
 	}
 	objs := render(t, "--set", "admissionPolicies.enabled=true", "--set", "admissionPolicies.allowedRegistries={ghcr.io/llmkube/,registry.example.com/}",
 		"--set", "admissionPolicies.maxCacheSize=200Gi", "--set", "admissionPolicies.validationActions={Warn,Audit}",
-		"--set", "admissionPolicies.namespaceSelector.matchLabels.team=a")
+		"--set", "admissionPolicies.namespaceSelector.matchLabels.team=a",
+		"--set", "admissionPolicies.denyExposedEndpoints=true", "--set", "admissionPolicies.denyTolerateAll=true")
 	names, _ = policies(objs)
-	if want := []string{"llmkube-cache-size", "llmkube-privileged", "llmkube-registries", "llmkube-secrets"}; !slices.Equal(names, want) {
+	if want := []string{"llmkube-cache-size", "llmkube-claims", "llmkube-exposed-endpoints", "llmkube-privileged", "llmkube-references", "llmkube-registries", "llmkube-secrets", "llmkube-tolerate-all"}; !slices.Equal(names, want) {
 		t.Fatalf("policies %v, want %v", names, want)
 	}
 	vars, _, _ := unstructured.NestedSlice(helmtool.Find(objs, "ValidatingAdmissionPolicy", "llmkube-registries").Object, "spec", "variables")
