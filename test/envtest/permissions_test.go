@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -159,6 +160,10 @@ var _ = Describe("Admission policies a platform team opts into (chart admissionP
 				i.Spec.Env = []corev1.EnvVar{{Name: "C", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
 					LocalObjectReference: corev1.LocalObjectReference{Name: "finance-config"}, Key: "k"}}}}
 			}), "spec.env[].valueFrom.configMapKeyRef names configmaps finance-config"},
+			"a projected token of the pods' ServiceAccount [I49]": {isvc("token", func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.ExtraVolumes = []corev1.Volume{{Name: "t", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+					Sources: []corev1.VolumeProjection{{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Audience: "vault", Path: "token"}}}}}}}
+			}), "spec.extraVolumes[].projected.sources[].serviceAccountToken asks for a token of the pods' ServiceAccount (default)"},
 			"a LoadBalancer endpoint [I49]": {isvc("lb", func(i *inferencev1alpha1.InferenceService) {
 				i.Spec.Endpoint = &inferencev1alpha1.EndpointSpec{Type: ptr.To(inferencev1alpha1.ServiceType("LoadBalancer"))}
 			}), "spec.endpoint.type LoadBalancer publishes the model outside the cluster"},
@@ -189,6 +194,10 @@ var _ = Describe("Admission policies a platform team opts into (chart admissionP
 			"SELinux": {func(i *inferencev1alpha1.InferenceService) {
 				i.Spec.PodSecurityContext = &corev1.PodSecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Type: "spc_t"}}
 			}, "(Pod Security baseline: SELinux)"},
+			"Host Probes": {func(i *inferencev1alpha1.InferenceService) {
+				i.Spec.ProbeOverrides = &inferencev1alpha1.ProbeOverrides{Liveness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+					HTTPGet: &corev1.HTTPGetAction{Host: "169.254.169.254", Path: "/latest/meta-data/", Port: intstr.FromInt32(80)}}}}
+			}, "(Pod Security baseline: Host Probes)"},
 			"Sysctls": {func(i *inferencev1alpha1.InferenceService) {
 				i.Spec.PodSecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "kernel.msgmax", Value: "1"}}}
 			}, "(Pod Security baseline: Sysctls)"},
@@ -215,6 +224,8 @@ var _ = Describe("Admission policies a platform team opts into (chart admissionP
 			i.Spec.PodSecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.tcp_keepalive_time", Value: "60"}},
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 			i.Spec.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists}}
+			i.Spec.ProbeOverrides = &inferencev1alpha1.ProbeOverrides{Readiness: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+				HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromInt32(8080)}}}}
 		}))).To(Succeed())
 
 		By("allowed: an image of an allowed registry, the Secret the user may read, a cache within the maximum")
