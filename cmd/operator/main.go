@@ -78,7 +78,7 @@ func main() {
 		ctrl.Log.WithName("setup").Info("memory limit", "containerLimitBytes", n, "goMemLimitBytes", limit)
 	}
 
-	if err := run(ctrl.SetupSignalHandler(), o); err != nil {
+	if err := run(shutdownContext(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
