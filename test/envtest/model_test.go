@@ -419,9 +419,10 @@ spec:
 
 		By("a pod becomes ready (a kube-controller-manager stand-in writes the Deployment's status): Ready")
 		eventuallyDeployment(ns, "a", func(g Gomega, d *appsv1.Deployment) {})
-		d := deployment(ns, "a")
-		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
-		Expect(k8sClient.Status().Update(suiteCtx, d)).To(Succeed())
+		// Read, change, update, retried on a conflict, as the Deployment controller does.
+		deploymentStatus(ns, "a", func(d *appsv1.Deployment) {
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+		})
 		eventually(ns, "m", &inferencev1alpha1.Model{}, func(g Gomega, m *inferencev1alpha1.Model) {
 			c := readyOf(g, m)
 			g.Expect(c.Status).To(Equal(metav1.ConditionTrue))
