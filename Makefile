@@ -116,6 +116,8 @@ run: envtest-bin ## Run the operator: on $$KUBECONFIG's cluster if there is one,
 
 .PHONY: test
 test: envtest-bin ## The whole suite: unit tests and the integration suite against a real kube-apiserver.
+	@# The client-limits tests run a real Redis: Debian's redis-server, installed when missing.
+	bash hack/debian-packages.sh redis-server:redis-server
 	go test ./... -count=1 -timeout 45m
 	$(MAKE) test-monitoring
 
