@@ -220,6 +220,10 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        "llmkube-operator.inference.llmkube.dev",
 		LeaderElectionNamespace: leaseNamespace,
+		// A stopping leader (helm upgrade's old pod, a drain) hands the Lease back, so the next
+		// replica leads at once instead of waiting out the lease duration. Safe because main
+		// exits as soon as the manager returns.
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		return nil, err
