@@ -422,26 +422,36 @@ func (r *Reconciler) reportUnreadable(isvc *inferencev1alpha1.InferenceService, 
 		"the pod-template change waits: metrics unreadable, counted busy: %s", strings.Join(d.Unreadable, ", "))
 }
 
-// keepStartupProtection keeps do-not-disrupt on a template that has it when dropping it would be
-// the template's only change: pods that became Ready are not rolled just to lose the hint; it
-// leaves with the next roll that happens for another reason.
+// keepStartupProtection keeps do-not-disrupt from being the pod template's only change, either
+// way: a template that has it keeps it when dropping it (its pods became Ready) would be the only
+// change, and a template without it does not gain it when adding it (no pod is Ready: scaled to
+// zero, or every pod restarting) would be. Pods are never rolled for the hint alone; it comes and
+// goes with a roll that happens for another reason.
+//
+// Note: so a scale-up from zero starts its pods from the template as it is, without the hint when
+// the template had lost it; adding it then would roll the very pods it is meant to protect.
 func keepStartupProtection(isvc *inferencev1alpha1.InferenceService, in Inputs, desired, owned *appsv1ac.DeploymentApplyConfiguration) (*appsv1ac.DeploymentApplyConfiguration, error) {
-	if !StartupProtected(isvc) || owned.Spec == nil || owned.Spec.Template == nil || owned.Spec.Template.Annotations[AnnotationDoNotDisrupt] != "true" {
+	if !StartupProtected(isvc) || owned.Spec == nil || owned.Spec.Template == nil {
 		return desired, nil
 	}
-	if desired.Spec.Template.Annotations[AnnotationDoNotDisrupt] == "true" {
+	has := owned.Spec.Template.Annotations[AnnotationDoNotDisrupt] == "true"
+	if has == (desired.Spec.Template.Annotations[AnnotationDoNotDisrupt] == "true") {
 		return desired, nil
 	}
-	in.KeepStartupProtection = true
-	kept, err := Deployment(isvc, in)
+	if has {
+		in.KeepStartupProtection = true
+	} else {
+		in.Ready = true
+	}
+	other, err := Deployment(isvc, in)
 	if err != nil {
 		return nil, err
 	}
-	same, err := ownership.OwnedEqualsDesired(owned.Spec.Template, kept.Spec.Template)
+	same, err := ownership.OwnedEqualsDesired(owned.Spec.Template, other.Spec.Template)
 	if err != nil || !same {
 		return desired, err
 	}
-	return kept, nil
+	return other, nil
 }
 
 // liveObject keeps a nil Deployment a nil interface.

@@ -348,6 +348,34 @@ var _ = Describe("InferenceService reconciler", func() {
 		}).WithTimeout(time.Second).Should(Equal("true"))
 	})
 
+	It("scales to zero and back without a template change: startup protection alone never rolls the pods [I52]", func() {
+		startOperator(ns, controllers.Config{})
+		newISVC(ns, "zero", nil)
+		eventuallyDeployment(ns, "zero", func(Gomega, *appsv1.Deployment) {})
+		rolledTo(ns, "zero", 1, 1)
+		By("a change that rolls the Ready pods anyway takes startup protection along")
+		editISVC(ns, "zero", func(i *inferencev1alpha1.InferenceService) {
+			i.Spec.PodLabels = map[string]inferencev1alpha1.LabelValue{"tier": "gold"}
+		})
+		template := eventuallyDeployment(ns, "zero", func(g Gomega, d *appsv1.Deployment) {
+			g.Expect(d.Spec.Template.Labels).To(HaveKeyWithValue("tier", "gold"))
+			g.Expect(d.Spec.Template.Annotations).NotTo(HaveKey("karpenter.sh/do-not-disrupt"))
+		}).Spec.Template
+		rolledTo(ns, "zero", 1, 1)
+
+		for _, replicas := range []int32{0, 1} {
+			By(fmt.Sprintf("spec.replicas %d: no pod is Ready, and the template stays as it is", replicas))
+			editISVC(ns, "zero", func(i *inferencev1alpha1.InferenceService) { i.Spec.Replicas = ptr.To(replicas) })
+			eventuallyDeployment(ns, "zero", func(g Gomega, d *appsv1.Deployment) { g.Expect(*d.Spec.Replicas).To(Equal(replicas)) })
+			deploymentStatus(ns, "zero", func(d *appsv1.Deployment) {
+				d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: replicas, UpdatedReplicas: replicas}
+			})
+			Consistently(func(g Gomega) {
+				g.Expect(deployment(ns, "zero").Spec.Template).To(Equal(template), "the pod template changed")
+			}).WithTimeout(2 * time.Second).Should(Succeed())
+		}
+	})
+
 	It("reports an apply the API server rejects as Degraded with a Warning Event, and keeps the running Deployment [F1]", func() {
 		startOperator(ns, controllers.Config{})
 		newISVC(ns, "bad", func(i *inferencev1alpha1.InferenceService) { i.Spec.Image = ptr.To("example.com/good:1") })
