@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -77,10 +78,26 @@ func TestLogsDefaultToProductionJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(l), &entry); err != nil {
 			t.Fatalf("not a JSON line: %q (%v)", l, err)
 		}
-		if entry["level"] == "warn" {
+		if entry["level"] == "WARN" {
 			if _, ok := entry["stacktrace"]; ok {
 				t.Errorf("a warning carries a stack trace: %q", l)
 			}
+		}
+	}
+
+	// The router-proxy's logger (log/slog's JSON handler): the same keys and level names.
+	var proxy bytes.Buffer
+	slog.New(slog.NewJSONHandler(&proxy, nil)).Warn("a warning")
+	var want, got map[string]any
+	if err := json.Unmarshal(proxy.Bytes(), &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{slog.TimeKey, slog.LevelKey, slog.MessageKey} {
+		if _, ok := got[k]; !ok || got[slog.LevelKey] != want[slog.LevelKey] {
+			t.Errorf("the operator logs %v, the router-proxy %v: key %q or the level's name differs", got, want, k)
 		}
 	}
 

@@ -11,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,7 +118,13 @@ func bindFlags(fs *flag.FlagSet, o *options, withDevPlane bool) *zap.Options {
 	} else {
 		o.devDir = ".dev" // where a source checkout's dev cluster would be, to name it when stopped
 	}
-	zapOpts := &zap.Options{Development: false, TimeEncoder: zapcore.ISO8601TimeEncoder}
+	zapOpts := &zap.Options{Development: false, TimeEncoder: zapcore.ISO8601TimeEncoder,
+		// The keys and level names of log/slog's JSON handler, which the router-proxy logs with:
+		// one query ("time", level "ERROR") reads both binaries' logs.
+		EncoderConfigOptions: []zap.EncoderConfigOption{func(c *zapcore.EncoderConfig) {
+			c.TimeKey, c.LevelKey, c.MessageKey = slog.TimeKey, slog.LevelKey, slog.MessageKey
+			c.EncodeLevel = zapcore.CapitalLevelEncoder
+		}}}
 	zapOpts.BindFlags(fs)
 	return zapOpts
 }
