@@ -115,12 +115,19 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 		return ownership.Sync(ctx, r.Applier, r.Client, isvc, key, route, gatewayv1ac.ExtractHTTPRoute, p.Gateway[1].Desired)
 	}})
 	if err := errors.Join(poolErr, routeErr); err != nil {
-		// A kind whose CRD was deleted after its watch started is one that was never there.
-		if (apierrors.IsNotFound(err) || meta.IsNoMatchError(err)) && r.gateway.gone() {
-			if missing, lerr := r.gateway.missing(); lerr == nil && len(missing) > 0 {
-				run.Retract(poolErr, routeErr)
-				return gatewayOutcome{condition: crdNotInstalled(missing), requeueAfter: r.gateway.pool.recheck}, nil
+		// A kind whose CRD was deleted after its watch started is one that was never there. An
+		// apply never answers 404 for its object (it creates it), so a 404 is the kind going
+		// away, even while discovery still lists it for a moment: no failure, ask again shortly.
+		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+			run.Retract(poolErr, routeErr)
+			if r.gateway.gone() {
+				if missing, lerr := r.gateway.missing(); lerr == nil && len(missing) > 0 {
+					return gatewayOutcome{condition: crdNotInstalled(missing), requeueAfter: r.gateway.pool.recheck}, nil
+				}
 			}
+			return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
+				Status: metav1.ConditionFalse, Reason: status.Reason(err), Message: status.Truncate(err.Error(), status.ConditionMessageLimit)},
+				requeueAfter: r.gateway.pool.recheck}, nil
 		}
 		return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
 			Status: metav1.ConditionFalse, Reason: status.Reason(err), Message: status.Truncate(err.Error(), status.ConditionMessageLimit)}}, nil
