@@ -12,53 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/llmkube/operator/test/procstat"
 )
-
-// descendants are the processes below pid, by /proc's parent links, with their command lines.
-func descendants(pid int) map[int]string {
-	parent := map[int]int{}
-	cmdline := map[int]string{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
-		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		parent[p], _ = strconv.Atoi(f[1])
-		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		cmdline[p] = strings.ReplaceAll(string(b), "\x00", " ")
-	}
-	out := map[int]string{}
-	for p := range parent {
-		for q := parent[p]; q > 1; q = parent[q] {
-			if q == pid {
-				out[p] = cmdline[p]
-				break
-			}
-		}
-	}
-	return out
-}
-
-// alive says whether pid still runs the command line it ran.
-func alive(pid int, cmdline string) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
-	return err == nil && strings.ReplaceAll(string(b), "\x00", " ") == cmdline
-}
 
 // [I52] The embedded control plane stops as on Ctrl-C whichever way the run ends: SIGINT with its
 // output piped into a reader that is gone (`make run 2>&1 | tee run.log`: Ctrl-C stops tee too),
@@ -123,7 +83,7 @@ func TestEveryWayToStopStopsTheEmbeddedControlPlane(t *testing.T) {
 			case <-time.After(5 * time.Minute):
 				t.Fatal("the embedded control plane did not come up within 5 minutes")
 			}
-			children := descendants(cmd.Process.Pid)
+			children := procstat.Descendants(cmd.Process.Pid)
 			if len(children) < 2 {
 				t.Fatalf("the run started %d processes (%v): nothing to prove", len(children), children)
 			}
@@ -143,10 +103,10 @@ func TestEveryWayToStopStopsTheEmbeddedControlPlane(t *testing.T) {
 			// Its children were stopped, not orphaned (etcd, kube-apiserver, KWOK, ...).
 			deadline := time.Now().Add(10 * time.Second)
 			for pid, line := range children {
-				for alive(pid, line) && time.Now().Before(deadline) {
+				for procstat.Alive(pid, line) && time.Now().Before(deadline) {
 					time.Sleep(100 * time.Millisecond)
 				}
-				if alive(pid, line) {
+				if procstat.Alive(pid, line) {
 					t.Errorf("left running after the operator exited: pid %d %s", pid, line)
 					_ = syscall.Kill(pid, syscall.SIGKILL)
 				}

@@ -24,6 +24,7 @@ import (
 	"github.com/llmkube/operator/internal/node"
 	"github.com/llmkube/operator/test/docblocks"
 	"github.com/llmkube/operator/test/helmtool"
+	"github.com/llmkube/operator/test/procstat"
 )
 
 // Deadlines of the make run test. Up: `make run` builds the operator, and the node and the
@@ -71,7 +72,7 @@ func TestMakeRunServesTheQuickStartOnARealNode(t *testing.T) {
 	run := startMakeRun(t, root)
 	up := run.waitUp(t)
 	for pid, cmdline := range crashedProcs {
-		if alive(pid, cmdline) {
+		if procstat.Alive(pid, cmdline) {
 			t.Errorf("the killed make run's process still runs after the next one started: pid %d %s", pid, cmdline)
 		}
 	}
@@ -145,7 +146,7 @@ func TestMakeRunServesTheQuickStartOnARealNode(t *testing.T) {
 	started := run.descendants()
 	run.interrupt(t, makeRunStopTimeout)
 	for pid, cmdline := range started {
-		if alive(pid, cmdline) {
+		if procstat.Alive(pid, cmdline) {
 			t.Errorf("still running after Ctrl-C: pid %d %s", pid, cmdline)
 		}
 	}
@@ -304,55 +305,7 @@ func (r *makeRun) interrupt(t *testing.T, timeout time.Duration) {
 
 // descendants lists every process below make (its shell, the operator, the control plane, the
 // node's processes and containers), by pid, with its command line.
-func (r *makeRun) descendants() map[int]string {
-	parent := map[int]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if ppid := ppidOf(pid); ppid > 0 {
-			parent[pid] = ppid
-		}
-	}
-	out := map[int]string{}
-	for pid := range parent {
-		for p := parent[pid]; p > 0; p = parent[p] {
-			if p == r.cmd.Process.Pid {
-				out[pid] = cmdline(pid)
-				break
-			}
-		}
-	}
-	return out
-}
-
-func ppidOf(pid int) int {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// The command name is in parentheses and may hold spaces: the fields after its ')' are fixed.
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
-}
-
-func cmdline(pid int) string {
-	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	return strings.TrimSpace(strings.ReplaceAll(string(data), "\x00", " "))
-}
-
-// alive says whether pid still runs the command it ran before (a reused pid runs another).
-func alive(pid int, was string) bool {
-	now := cmdline(pid)
-	return now != "" && now == was
-}
+func (r *makeRun) descendants() map[int]string { return procstat.Descendants(r.cmd.Process.Pid) }
 
 // sameAnswer compares the answer a request block printed with the one the README shows: the same
 // model, text and finish reason; the id and the time differ from one request to the next.
