@@ -118,6 +118,7 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 		// A kind whose CRD was deleted after its watch started is one that was never there. An
 		// apply never answers 404 for its object (it creates it), so a 404 is the kind going
 		// away, even while discovery still lists it for a moment: no failure, ask again shortly.
+		var requeue time.Duration
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 			run.Retract(poolErr, routeErr)
 			if r.gateway.gone() {
@@ -125,12 +126,11 @@ func (r *Reconciler) reconcileGateway(ctx context.Context, isvc *inferencev1alph
 					return gatewayOutcome{condition: crdNotInstalled(missing), requeueAfter: r.gateway.pool.recheck}, nil
 				}
 			}
-			return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
-				Status: metav1.ConditionFalse, Reason: status.Reason(err), Message: status.Truncate(err.Error(), status.ConditionMessageLimit)},
-				requeueAfter: r.gateway.pool.recheck}, nil
+			requeue = r.gateway.pool.recheck
 		}
 		return gatewayOutcome{condition: &metav1.Condition{Type: inferencev1alpha1.ConditionGatewayReady,
-			Status: metav1.ConditionFalse, Reason: status.Reason(err), Message: status.Truncate(err.Error(), status.ConditionMessageLimit)}}, nil
+			Status: metav1.ConditionFalse, Reason: status.Reason(err), Message: status.Truncate(err.Error(), status.ConditionMessageLimit)},
+			requeueAfter: requeue}, nil
 	}
 	// A pool or route read as absent was created just now: no Gateway has spoken of it yet.
 	if pool.UID == "" {
