@@ -206,12 +206,7 @@ var _ = Describe("Health that Flux and Argo CD read (kstatus)", func() {
 	})
 
 	It("[K7, K2] refused: a Deployment of the name that the operator does not control makes it Stalled, never Reconciling", func() {
-		Expect(k8sClient.Create(suiteCtx, &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"},
-			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "mine"}},
-				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "mine"}},
-					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.com/mine"}}}}},
-		})).To(Succeed())
+		someoneElsesDeployment(ns, "taken")
 		startOperator(ns, controllers.Config{})
 		newISVC(ns, "taken", nil)
 		Eventually(func(g Gomega) {
@@ -282,17 +277,7 @@ var _ = Describe("Health that Flux and Argo CD read (kstatus)", func() {
 
 	It("[I49, K11] a Model nobody uses, and one whose only user is Stalled, are Current and Healthy: no other team's InferenceService holds them", func() {
 		// The user's Deployment name is another tenant's: the user is Stalled (NotControlled).
-		theirs := &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "broken"},
-			Spec: appsv1.DeploymentSpec{
-				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "theirs"}},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "theirs"}},
-					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.example/theirs:1"}}},
-				},
-			},
-		}
-		Expect(k8sClient.Create(suiteCtx, theirs)).To(Succeed())
+		someoneElsesDeployment(ns, "broken")
 		startOperator(ns, controllers.Config{})
 		newModel(ns, "unused", nil)
 		newModel(ns, "shared", nil)
