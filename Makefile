@@ -53,6 +53,10 @@ verify: ## Fail when generated output is stale, code is unformatted, or vet comp
 helm-lint: ## helm lint the chart with each example values file in charts/llmkube/ci.
 	@for f in $(CHART)/ci/*.yaml; do echo "helm lint -f $$f"; $(HELM) lint $(CHART) --strict -f $$f >/dev/null || { $(HELM) lint $(CHART) --strict -f $$f; exit 1; }; done
 
+.PHONY: helm-install
+helm-install: ## Install the chart on a running `make run`'s cluster (real node): adopts its CRDs, uses the images its node holds, and hands the cluster over from make run's operator (HELM_INSTALL_ARGS: more helm flags).
+	hack/helm-install-dev.sh $(HELM_INSTALL_ARGS)
+
 .PHONY: helm-template
 helm-template: ## Render the chart with each example values file into bin/chart/.
 	@mkdir -p bin/chart

@@ -177,6 +177,14 @@ func run(ctx context.Context, o options) error {
 		if o.metricsAddr == ":8080" {
 			o.metricsAddr = "0" // the default port is often taken on a workstation
 		}
+		// make run's operator holds the chart's Lease, so that a chart installed on this cluster
+		// (make helm-install, docs/dev-cluster.md) waits until this one has stood down.
+		if !flagSet("leader-elect") {
+			o.leaderElect = true
+			if o.leaderElectionNamespace == "" {
+				o.leaderElectionNamespace = devLeaseNamespace
+			}
+		}
 	} else {
 		var err error
 		if cfg, err = ctrl.GetConfig(); err != nil {
@@ -197,8 +205,41 @@ func run(ctx context.Context, o options) error {
 	if embedded && o.applySamples != "" {
 		go applySamples(ctx, mgr, o)
 	}
+	if !embedded {
+		setupLog.Info("starting manager", "fieldManager", o.fieldManager)
+		return mgr.Start(ctx)
+	}
+	return runStandingDown(ctx, mgr, o)
+}
+
+// runStandingDown runs the manager of make run's operator until Ctrl-C, or until the chart's
+// operator is installed on its cluster: then the manager stops (handing the Lease back) and the
+// embedded cluster keeps serving the chart's operator until Ctrl-C.
+func runStandingDown(ctx context.Context, mgr ctrl.Manager, o options) error {
+	setupLog := ctrl.Log.WithName("setup")
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return err
+	}
+	if o.leaderElect {
+		if err := ensureNamespace(ctx, direct, o.leaderElectionNamespace); err != nil {
+			return fmt.Errorf("creating the Lease's namespace %s: %w", o.leaderElectionNamespace, err)
+		}
+	}
+	mgrCtx, standDown := context.WithCancel(ctx)
+	defer standDown()
+	chart := make(chan string, 1)
+	go func() { chart <- standDownForChart(mgrCtx, direct, standDown, ctrl.Log.WithName("handover")) }()
 	setupLog.Info("starting manager", "fieldManager", o.fieldManager)
-	return mgr.Start(ctx)
+	if err := mgr.Start(mgrCtx); err != nil || ctx.Err() != nil {
+		return err
+	}
+	if found := <-chart; found != "" {
+		fmt.Printf("\n  The chart's operator (%s) reconciles this cluster now; this one has stood down.\n"+
+			"  The cluster keeps running until Ctrl-C.\n\n", found)
+		<-ctx.Done()
+	}
+	return nil
 }
 
 func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {

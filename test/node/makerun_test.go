@@ -39,7 +39,7 @@ const (
 // its cluster, request through the router included, then presses Ctrl-C (SIGINT to make's process
 // group, as a terminal does) and checks that nothing is left.
 //
-// Proves N9, N10, N11, N12.
+// Proves N9, N10, N11, N12 (and N19, in helmOnMakeRun).
 func TestMakeRunServesTheQuickStartOnARealNode(t *testing.T) {
 	if os.Getenv("LLMKUBE_NODE_E2E") == "" {
 		t.Skip("runs with LLMKUBE_NODE_E2E=1 (root): `make test-node`")
@@ -141,6 +141,9 @@ func TestMakeRunServesTheQuickStartOnARealNode(t *testing.T) {
 	for name, b := range cgroupRSS(devcluster.LocalNodeName) {
 		t.Logf("node memory: %s %d MiB", name, b>>20)
 	}
+
+	// N19: the chart installed on this cluster by the README's one command takes it over.
+	helmOnMakeRun(t, root, run, kubectl)
 
 	// N11: Ctrl-C stops everything make run started, and the node leaves nothing behind.
 	started := run.descendants()
