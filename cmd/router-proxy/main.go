@@ -60,6 +60,7 @@ func main() {
 		blockBytes     = flag.Int("prefix-block-bytes", prefix.DefaultBlockBytes, "PrefixAffinity: bytes of prompt text per hashed block (about a quarter as many tokens).")
 		maxBlocks      = flag.Int("prefix-max-blocks", prefix.DefaultMaxBlocks, "PrefixAffinity: most blocks hashed per request; prompts agreeing on this many blocks are treated as one.")
 		redisPassword  = flag.String("redis-password-file", "", "File holding the password of the limits' Redis (a mounted Secret key), read at each new connection.")
+		routerName     = flag.String("router-name", "", "The ModelRouter this proxy serves (the operator sets it): every series it exports carries it as the label router, however Prometheus scrapes the pod (a PodMonitor or prometheus.io annotations).")
 		blocksPerPod   = flag.Int("prefix-blocks-per-pod", balance.DefaultBlocksPerPod, "PrefixAffinity: block hashes remembered per pod (an LRU standing in for its prefix cache; about 55 bytes each).")
 	)
 	flag.Parse()
@@ -86,7 +87,8 @@ func main() {
 		fail(log, err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := registerer(reg, *routerName)
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	transport := routerproxy.NewTransport()
 	if testSeams != nil {
 		if err := testSeams(transport, log); err != nil {
@@ -94,7 +96,7 @@ func main() {
 		}
 	}
 	balancer := routerproxy.NewBalancer(doc, routerproxy.BalancerOptions{
-		FailureThreshold: *threshold, Cooldown: *cooldown, MaxPodTries: *podTries, LoadFactor: *loadFactor, Log: log, Registerer: reg,
+		FailureThreshold: *threshold, Cooldown: *cooldown, MaxPodTries: *podTries, LoadFactor: *loadFactor, Log: log, Registerer: metrics,
 		PrefixBlockBytes: *blockBytes, PrefixMaxBlocks: *maxBlocks, PrefixBlocksPerPod: *blocksPerPod,
 	})
 	proxy, err := routerproxy.New(routerproxy.Options{
@@ -103,7 +105,7 @@ func main() {
 		CredentialsDir: *credsDir, CredentialsRefresh: *credsRefresh,
 		MaxBodyBytes: *maxBody, BodyReadTimeout: *bodyTimeout, BodyMemoryBudget: *bodyBudget, RequestTimeout: *reqTimeout, StreamIdleTimeout: *idleTimeout,
 		FailureThreshold: *threshold, Cooldown: *cooldown,
-		Log: log, Registerer: reg, Transport: transport, Balancer: balancer, RedisPasswordFile: *redisPassword,
+		Log: log, Registerer: metrics, Transport: transport, Balancer: balancer, RedisPasswordFile: *redisPassword,
 	})
 	if err != nil {
 		fail(log, err)
@@ -111,10 +113,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	// EngineAware's reads of the pods' metrics dial as requests do (the same transport).
-	go engine.NewScraper(&http.Client{Transport: transport}, balancer.EngineTargets, reg).Run(ctx)
+	go engine.NewScraper(&http.Client{Transport: transport}, balancer.EngineTargets, metrics).Run(ctx)
 	ew := newEndpointsWatch(log, balancer, *kubeconfig, *syncTimeout)
 	ew.follow(ctx)
-	dw := routerproxy.NewDocumentWatcher(*config, data, *reloadEvery, proxy, reg, log)
+	dw := routerproxy.NewDocumentWatcher(*config, data, *reloadEvery, proxy, metrics, log)
 	dw.Applied = func(*routingv1.Document) { ew.follow(ctx) }
 	go dw.Run(ctx)
 	srv := &routerproxy.Server{
@@ -141,4 +143,15 @@ func memoryLimit(log *slog.Logger) {
 func fail(log *slog.Logger, err error) {
 	log.Error("router-proxy cannot start", "error", err.Error())
 	os.Exit(1)
+}
+
+// registerer is where the proxy registers its metrics: reg itself, or, with a router name, reg
+// behind the constant label router=name. The label comes from the proxy rather than from a
+// scrape's relabelling because not every scrape can add it: Prometheus' usual prometheus.io
+// annotation job copies no pod label into router, and the alerts and dashboards group by it.
+func registerer(reg *prometheus.Registry, router string) prometheus.Registerer {
+	if router == "" {
+		return reg
+	}
+	return prometheus.WrapRegistererWith(prometheus.Labels{"router": router}, reg)
 }

@@ -279,7 +279,7 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 	container := corev1ac.Container().
 		WithName(ContainerName).
 		WithImage(ptr.Deref(proxy.Image, cmp.Or(in.Image, DefaultImage()))).
-		WithArgs(args(proxy)...).
+		WithArgs(args(router.Name, proxy)...).
 		WithPorts(
 			corev1ac.ContainerPort().WithName(PortName).WithContainerPort(Port).WithProtocol(corev1.ProtocolTCP),
 			corev1ac.ContainerPort().WithName(MetricsPortName).WithContainerPort(MetricsPort).WithProtocol(corev1.ProtocolTCP)).
@@ -371,12 +371,15 @@ func Deployment(router *inferencev1alpha1.ModelRouter, in Inputs) *appsv1ac.Depl
 		WithSpec(depSpec)
 }
 
-// args are the proxy container's arguments: the routing document, the two listeners, the drain
+// args are the proxy container's arguments: the routing document, the router's name, the two listeners, the drain
 // timings the Deployment's terminationGracePeriodSeconds allows for, and the client keys when set.
 // cmd/router-proxy defines these flags; change both together.
-func args(proxy *inferencev1alpha1.ProxySpec) []string {
+func args(router string, proxy *inferencev1alpha1.ProxySpec) []string {
 	a := []string{
 		"--config=" + ConfigDir + "/" + ConfigKey,
+		// The router label of every series the proxy exports comes from the proxy itself, so
+		// alerts and dashboards tell routers apart under annotation scraping too.
+		"--router-name=" + router,
 		"--listen=:" + strconv.Itoa(int(Port)),
 		"--metrics-listen=:" + strconv.Itoa(int(MetricsPort)),
 		"--shutdown-delay=" + strconv.Itoa(ShutdownDelaySeconds) + "s",

@@ -255,7 +255,7 @@ func TestDeploymentRunsTheProxy(t *testing.T) {
 	if strings.HasSuffix(*c.Image, ":latest") || *c.Image != "ghcr.io/llmkube/router-proxy:"+version.Version {
 		t.Fatalf("default image must be the operator's version, never :latest: %s", *c.Image)
 	}
-	wantArgs := []string{"--config=/etc/router-proxy/config.json", "--listen=:8080", "--metrics-listen=:9090", "--shutdown-delay=5s", "--drain-timeout=30s"}
+	wantArgs := []string{"--config=/etc/router-proxy/config.json", "--router-name=r", "--listen=:8080", "--metrics-listen=:9090", "--shutdown-delay=5s", "--drain-timeout=30s"}
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Fatalf("args (-want +got):\n%s", diff)
 	}

@@ -7,17 +7,20 @@ Licensed under the Apache License, Version 2.0.
 package chart_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	inferencev1alpha1 "github.com/llmkube/operator/api/v1alpha1"
 	"github.com/llmkube/operator/controllers/modelrouter"
 	"github.com/llmkube/operator/test/helmtool"
 )
 
 // The router PodMonitor selects the proxy pods by the label the operator puts on them, scrapes the
-// port the operator names metrics, and copies the router's name from that label.
+// port the operator names metrics; the router label is the proxy's own.
 func TestRouterPodMonitorSelectsTheProxyPods(t *testing.T) {
 	pm := helmtool.Find(render(t, "--set", "metrics.routerPodMonitor.enabled=true"), "PodMonitor", "llmkube-router-proxy")
 	if pm == nil {
@@ -36,10 +39,17 @@ func TestRouterPodMonitorSelectsTheProxyPods(t *testing.T) {
 	if ep["port"] != modelrouter.MetricsPortName {
 		t.Errorf("port %v, the proxy's metrics port is named %s", ep["port"], modelrouter.MetricsPortName)
 	}
-	relabel := ep["relabelings"].([]any)[0].(map[string]any)
-	meta := "__meta_kubernetes_pod_label_" + strings.NewReplacer(".", "_", "/", "_", "-", "_").Replace(modelrouter.LabelModelRouter)
-	if src := relabel["sourceLabels"].([]any); len(src) != 1 || src[0] != meta || relabel["targetLabel"] != "router" {
-		t.Errorf("relabeling %v, want %s -> router", relabel, meta)
+	// The router label comes from the proxy itself (--router-name): a relabelling into router
+	// would turn the proxy's own label into exported_router.
+	rl, _, _ := unstructured.NestedSlice(ep, "relabelings")
+	for _, r := range rl {
+		if r.(map[string]any)["targetLabel"] == "router" {
+			t.Errorf("the router PodMonitor relabels into router (%v): the proxy's own router label would become exported_router", r)
+		}
+	}
+	args := modelrouter.Deployment(&inferencev1alpha1.ModelRouter{ObjectMeta: metav1.ObjectMeta{Name: "chat", Namespace: "ml"}}, modelrouter.Inputs{}).Spec.Template.Spec.Containers[0].Args
+	if !slices.Contains(args, "--router-name=chat") {
+		t.Errorf("the proxy of ModelRouter chat runs with %v: without --router-name=chat its series carry no router label", args)
 	}
 }
 

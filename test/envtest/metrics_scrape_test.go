@@ -48,8 +48,9 @@ func scrape(addr string) (map[string]*dto.MetricFamily, error) {
 }
 
 // missingDocumented lists the documented metrics absent from families, or present without a
-// series that has exactly the documented labels (a histogram's le aside).
-func missingDocumented(doc map[string]metricsdoc.Metric, families map[string]*dto.MetricFamily, ours func(string) bool) []string {
+// series that has exactly the documented labels and constant, the labels the binary adds to all
+// its series (a histogram's le aside).
+func missingDocumented(doc map[string]metricsdoc.Metric, families map[string]*dto.MetricFamily, ours func(string) bool, constant ...string) []string {
 	var missing []string
 	for name, m := range doc {
 		if !ours(name) {
@@ -63,7 +64,7 @@ func missingDocumented(doc map[string]metricsdoc.Metric, families map[string]*dt
 		if got := strings.ToLower(f.GetType().String()); got != m.Type {
 			missing = append(missing, fmt.Sprintf("%s: type %s, documented %s", name, got, m.Type))
 		}
-		want := slices.Clone(m.Labels)
+		want := append(slices.Clone(m.Labels), constant...)
 		sort.Strings(want)
 		var seen []string
 		found := false
@@ -85,6 +86,21 @@ func missingDocumented(doc map[string]metricsdoc.Metric, families map[string]*dt
 	}
 	sort.Strings(missing)
 	return missing
+}
+
+// seriesWithout lists the families of which a series lacks the label name=value.
+func seriesWithout(families map[string]*dto.MetricFamily, name, value string) []string {
+	var out []string
+	for fam, f := range families {
+		for _, s := range f.GetMetric() {
+			if !slices.ContainsFunc(s.GetLabel(), func(l *dto.LabelPair) bool { return l.GetName() == name && l.GetValue() == value }) {
+				out = append(out, fam)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func freeAddr() string {
@@ -183,7 +199,10 @@ var _ = Describe("Documented metrics, scraped from the real operator and router-
 		Eventually(func(g Gomega) {
 			families, err := scrape(p.metrics)
 			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(missingDocumented(doc, families, isProxy)).To(BeEmpty())
+			g.Expect(missingDocumented(doc, families, isProxy, "router")).To(BeEmpty())
+			// Every series, the Go runtime's too, names its router by itself (--router-name):
+			// annotation scraping relabels nothing into router.
+			g.Expect(seriesWithout(families, "router", "r")).To(BeEmpty())
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 	})
 })

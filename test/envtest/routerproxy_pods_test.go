@@ -364,7 +364,7 @@ var _ = Describe("Router proxy balancing over InferenceService pods", func() {
 		body, _ := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
 		Expect(string(body)).NotTo(ContainSubstring("192.0.2."))
-		Expect(string(body)).To(ContainSubstring(`llmkube_router_backend_pods{backend="local"} 3`))
+		Expect(string(body)).To(ContainSubstring(`llmkube_router_backend_pods{backend="local",router="r"} 3`))
 	})
 
 	It("ejects a pod that fails in a row, and retries on another pod before the rule's fallback backend [R12]", func() {

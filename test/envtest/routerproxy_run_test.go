@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -291,13 +292,22 @@ func (p *proxyProcess) requestLogs() []map[string]any {
 
 // metric is the value of one sample of the proxy's /metrics, by its full text before the value
 // (for example `llmkube_router_fallbacks_total{backend="flaky"}`); -1 when absent.
+// routerLabel is the label every series of a proxy run as deployed carries (--router-name).
+var routerLabel = regexp.MustCompile(`(\{router="[^"]*"\}|,router="[^"]*"|router="[^"]*",)`)
+
+// withoutRouterLabel is a sample line of the proxy's exposition without its router label, so
+// that a spec names a series by the labels it is about.
+func withoutRouterLabel(line string) string {
+	return routerLabel.ReplaceAllString(line, "")
+}
+
 func (p *proxyProcess) metric(sample string) float64 {
 	resp, err := http.Get("http://" + p.metrics + "/metrics")
 	Expect(err).NotTo(HaveOccurred())
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), sample+" "); ok {
+		if v, ok := strings.CutPrefix(withoutRouterLabel(sc.Text()), sample+" "); ok {
 			var f float64
 			_, _ = fmt.Sscan(v, &f)
 			return f
