@@ -171,6 +171,10 @@ bench-run: envtest-bin ## make run with the real node, cold then warm: seconds t
 	flock /tmp/llmkube-node.lock bash hack/measure-run.sh cold
 	flock /tmp/llmkube-node.lock bash hack/measure-run.sh warm
 
+.PHONY: bench-fresh
+bench-fresh: ## make run on a machine that has built nothing (empty control-plane cache, empty Go build cache; modules stay): when each step of the cold path ends, to the first Ready pod, and make run's CPU seconds.
+	flock /tmp/llmkube-node.lock bash hack/measure-run.sh fresh
+
 PROXY_BENCH_ARGS ?= -c 64 -d 5s -r 3 -ttfb 500 -streams 1000 -out docs/benchmarks
 
 .PHONY: bench-proxy

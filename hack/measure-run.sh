@@ -3,15 +3,24 @@
 # line that names the node, and to the first pod of the quick start's samples Ready, then the node's
 # memory, then Ctrl-C. `cold` starts from a cache that holds the control plane but not the node's
 # binaries, and with no images (Go's build cache stays as it is: say which when you quote it);
-# `warm` from what is there. Needs root; run it where no other real node runs (make bench-run).
+# `warm` from what is there. `fresh` is a machine that has built nothing: an empty control-plane
+# cache and an empty Go build cache of its own (the module cache stays: downloads are not builds),
+# and it prints when each step of the cold path ended and the CPU seconds make run used. Needs
+# root; run it where no other real node runs (make bench-run; make bench-fresh for fresh).
 set -euo pipefail
-mode=${1:?usage: measure-run.sh cold|warm}
+mode=${1:?usage: measure-run.sh fresh|cold|warm}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 assets=${KUBEBUILDER_ASSETS:?run through make bench-run}
 work=$(mktemp -d /tmp/llmkube-measure-run.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cache=$(dirname "$assets")
+gocache=$(go env GOCACHE)
+if [[ $mode == fresh ]]; then
+  cache=$work/cache gocache=$work/gocache
+  mkdir -p "$cache" "$gocache"
+  rm -rf build/images bin/llmkube-operator-dev
+fi
 if [[ $mode == cold ]]; then
   cache=$work/cache
   mkdir -p "$cache/$(basename "$assets")"
@@ -25,12 +34,28 @@ log=$work/make-run.log
 start=$(date +%s.%N)
 # A user without a cluster: no KUBECONFIG, no ~/.kube/config; Go's caches where they are.
 env -u KUBECONFIG -u KUBEBUILDER_ASSETS -u MAKEFLAGS -u MAKELEVEL HOME="$work/home" ENVTEST_CACHE="$cache" \
-  GOENV="$(go env GOENV)" GOPATH="$(go env GOPATH)" GOCACHE="$(go env GOCACHE)" GOMODCACHE="$(go env GOMODCACHE)" \
-  setsid make --no-print-directory run >"$log" 2>&1 &
+  GOENV="$(go env GOENV)" GOPATH="$(go env GOPATH)" GOCACHE="$gocache" GOMODCACHE="$(go env GOMODCACHE)" \
+  setsid /usr/bin/time -f 'make run used %U s user, %S s system CPU' -o "$work/cpu" make --no-print-directory run >"$log" 2>&1 &
 pgid=$!
+# When each step of the cold path ended, in seconds from the start: the first line of make run's
+# output that shows it.
+steps() {
+  local -A seen=()
+  while kill -0 "$pgid" 2>/dev/null; do
+    for step in 'control plane built:==> Control plane ready' 'node built:==> Real node ready' 'images built:oci:build/images/pause' 'cluster up:  Node'; do
+      name=${step%%:*} pattern=${step#*:}
+      if [[ -z ${seen[$name]:-} ]] && grep -qs -- "^$pattern" "$log"; then
+        seen[$name]=1
+        printf 'step: %s at %.0f s\n' "$name" "$(echo "$(date +%s.%N) - $start" | bc)"
+      fi
+    done
+    sleep 1
+  done
+}
+[[ $mode != fresh ]] || steps &
 stop() { kill -INT -- "-$pgid" 2>/dev/null || true; wait "$pgid" || true; }
 trap 'stop; rm -rf "$work"' EXIT
-deadline=$((SECONDS + 1800))
+deadline=$((SECONDS + $([[ $mode == fresh ]] && echo 7200 || echo 1800)))
 until grep -qs '^  Nodes\?:' "$log"; do
   kill -0 "$pgid" 2>/dev/null || { cat "$log"; exit 1; }
   (( SECONDS < deadline )) || { echo "make run did not come up"; exit 1; }
@@ -49,3 +74,8 @@ awk -v mode="$mode" -v start="$start" -v up="$up" -v ready="$(date -d "$first" +
 for pid in $(cat /sys/fs/cgroup/pids/llmkube-dev/system/cgroup.procs); do
   printf '%s %s\n' "$(cat /proc/$pid/comm)" "$(awk '/VmRSS/ {print $2}' /proc/$pid/status)"
 done | awk '{kb[$1] += $2} END {for (n in kb) printf "node memory: %s %d MiB\n", n, kb[n] / 1024}'
+if [[ $mode == fresh ]]; then
+  stop
+  trap 'rm -rf "$work"' EXIT
+  cat "$work/cpu"
+fi
