@@ -38,17 +38,15 @@ env -u KUBECONFIG -u KUBEBUILDER_ASSETS -u MAKEFLAGS -u MAKELEVEL HOME="$work/ho
   setsid /usr/bin/time -f 'make run used %U s user, %S s system CPU' -o "$work/cpu" make --no-print-directory run >"$log" 2>&1 &
 pgid=$!
 # When each step of the cold path ended, in seconds from the start: the first line of make run's
-# output that shows it.
+# output that shows it (the builds of the cluster's binaries print one line each when done).
 steps() {
   local -A seen=()
   while kill -0 "$pgid" 2>/dev/null; do
-    for step in 'control plane built:==> Control plane ready' 'node built:==> Real node ready' 'images built:oci:build/images/pause' 'cluster up:  Node'; do
-      name=${step%%:*} pattern=${step#*:}
-      if [[ -z ${seen[$name]:-} ]] && grep -qs -- "^$pattern" "$log"; then
-        seen[$name]=1
-        printf 'step: %s at %.0f s\n' "$name" "$(echo "$(date +%s.%N) - $start" | bc)"
-      fi
-    done
+    while IFS= read -r line; do
+      [[ -z ${seen[$line]:-} ]] || continue
+      seen[$line]=1
+      printf 'step at %.0f s: %s\n' "$(echo "$(date +%s.%N) - $start" | bc)" "$line"
+    done < <(grep -E '^==> (Control plane ready|Real node ready|Built )|^oci:build/images/pause|^  Nodes?:' "$log" 2>/dev/null)
     sleep 1
   done
 }
