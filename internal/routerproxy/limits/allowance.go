@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package limits
 
 import (
+	"strconv"
 	"time"
 
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
@@ -47,8 +48,12 @@ var allowanceLife = time.Second
 // allowance is admissions this replica may make alone for one client and its limits.
 type allowance struct {
 	// t is a ticket of the admission it was granted with: the client's counters, limits and the
-	// periods its tokens were charged to.
-	t *Ticket
+	// periods its tokens were charged to. id names it in Redis; leases is how many leases it
+	// was granted (id:1 to id:leases; 0 when its client's requests have none), which its
+	// admissions take in turn.
+	t      *Ticket
+	id     string
+	leases int64
 	// requests and tokens are what is left.
 	requests, tokens int64
 	// at are the rates' arrival times (Redis's clock) as this replica's own admissions leave
@@ -91,6 +96,9 @@ func (s *redisStore) fromAllowance(t *Ticket, now time.Time) (Verdict, bool) {
 		s.b.spent[keyOf(t)] = now // its requests keep coming: the next call asks again
 		return Verdict{}, false
 	}
+	if t.leased() && a.leases > 0 {
+		t.lease = a.id + ":" + strconv.FormatInt(a.leases-a.requests+1, 10)
+	}
 	a.requests--
 	if tokens {
 		a.tokens -= t.reserved
@@ -132,6 +140,22 @@ func (s *redisStore) grant(a *allowance) {
 		s.b.mu.Unlock()
 		s.poke()
 	})
+}
+
+// chargeAllowanceLocked moves the tokens' arrival time of t's client's allowance by what its
+// request used beyond its reservation (b.mu held), so that the headers of its next admissions
+// show the debt; an allowance whose client is a minute or more in debt is given back, and its
+// next requests are decided in Redis.
+func (s *redisStore) chargeAllowanceLocked(t *Ticket, used int64) {
+	a := s.b.allowances[keyOf(t)]
+	if a == nil || t.limits.TokensPerMinute <= 0 || used <= t.reserved {
+		return
+	}
+	now := millis(time.Now()) + a.skew
+	a.at.tokens = settleRate(a.at.tokens, now, float64(t.limits.TokensPerMinute), float64(used-t.reserved))
+	if a.at.tokens-now > minute {
+		s.giveBackLocked(a)
+	}
 }
 
 // giveBackLocked queues what is left of a for the next call (b.mu held).
