@@ -46,6 +46,8 @@ var settleDelay = 20 * time.Millisecond
 type settlement struct {
 	t    *Ticket
 	used int64
+	// void says it refunds an admission whose round trip failed, which Redis may run later.
+	void bool
 }
 
 // admission is one request waiting for its verdict.
@@ -140,18 +142,23 @@ func (s *redisStore) leaseName() string {
 // client's next request should not wait for a round trip to Redis. A request admitted right
 // after another's answer may not yet see its charge (one round trip).
 func (s *redisStore) settle(t *Ticket, used int64) error {
+	return s.queue(settlement{t: t, used: used})
+}
+
+func (s *redisStore) queue(st settlement) error {
+	t := st.t
 	s.b.mu.Lock()
 	delete(s.b.inflight, t)
-	s.chargeAllowanceLocked(t, used)
+	s.chargeAllowanceLocked(t, st.used)
 	if len(s.b.settles) >= settleQueue {
 		s.b.mu.Unlock()
-		err := s.send(nil, []settlement{{t, used}}, nil)
+		err := s.send(nil, []settlement{st}, nil)
 		if err == nil {
 			s.settled(1)
 		}
 		return err
 	}
-	s.b.settles = append(s.b.settles, settlement{t, used})
+	s.b.settles = append(s.b.settles, st)
 	if s.b.allowances[keyOf(t)] == nil || len(s.b.settles) >= maxBatch {
 		s.b.urgent = true
 	}
@@ -367,6 +374,6 @@ func (s *redisStore) answer(a *admission) {
 		return
 	}
 	if a.t.lease != "" {
-		_ = s.settle(a.t, 0)
+		_ = s.queue(settlement{t: a.t, void: a.err != nil})
 	}
 }

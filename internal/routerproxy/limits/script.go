@@ -22,12 +22,13 @@ import (
 // runs on Redis's own clock (TIME), so that replicas with skewed clocks still share one rate, and
 // checks every limit of an admission before it counts it, so a refused request costs nothing.
 //
-// KEYS: rpm, tpm, leases, allowances, then the quota counters (a day's or a month's) the entries
-// name. ARGV: the requests per minute, tokens per minute and concurrent limits (0: none), the
+// KEYS: rpm, tpm, leases, allowances, void leases, then the quota counters (a day's or a
+// month's) the entries name. ARGV: the requests per minute, tokens per minute and concurrent limits (0: none), the
 // lease (ms), whether the call's admissions get a lease (1/0); the number of quota counters, then
 // per counter its limit and its period's end (Unix ms); the renewals: their number, then their
 // leases; the settlements: their number, then per settlement its lease, its difference (used -
-// reserved) and its day and month counters (1-based, 0: not counted); the allowances given back:
+// reserved), its day and month counters (1-based, 0: not counted) and whether it refunds an
+// admission whose round trip failed (1: its lease is void, should Redis run it later); the allowances given back:
 // their number, then per allowance its id, the admissions left, the admissions granted (0: it
 // holds no leases), its tokens left and its day and month counters; the admissions: their number,
 // the sum and the largest of their reservations, that sum per quota counter, the allowance asked
@@ -69,7 +70,7 @@ local nq = tonumber(ARGV[i]); i = i + 1
 local qlim, qend, qused, qdelta = {}, {}, {}, {}
 for q = 1, nq do qlim[q], qend[q], qdelta[q] = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), 0; i = i + 2 end
 local function quota(q)
-  if qused[q] == nil then qused[q] = tonumber(redis.call('GET', KEYS[4 + q]) or '0') end
+  if qused[q] == nil then qused[q] = tonumber(redis.call('GET', KEYS[5 + q]) or '0') end
   return qused[q] + qdelta[q]
 end
 local rTAT, tTAT, rSet, tSet
@@ -82,7 +83,8 @@ local nr = tonumber(ARGV[i]); i = i + 1
 for r = 1, nr do hold(ARGV[i]); i = i + 1 end
 local ns, sdelta = tonumber(ARGV[i]), 0; i = i + 1
 for s = 1, ns do
-  local m, d, qa, qb = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]); i = i + 4
+  local m, d, qa, qb, void = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), ARGV[i + 4]; i = i + 5
+  if void == '1' then redis.call('ZADD', KEYS[5], now + lease, m); redis.call('PEXPIRE', KEYS[5], lease) end
   if redis.call('ZREM', leases, m) == 1 then
     sdelta = sdelta + d
     if qa > 0 then qdelta[qa] = qdelta[qa] + d end
@@ -107,9 +109,19 @@ local aq = {}
 for q = 1, nq do aq[q] = tonumber(ARGV[i]); i = i + 1 end
 local lr, lt, lqa, lqb, lmin, aid = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), ARGV[i + 5]; i = i + 6
 local inflight = 0
+-- void: the admissions whose callers were refunded before Redis ran them (their round trip
+-- failed and the refund overtook them): they are not counted.
+local void = {}
+local fits = na > 0
 if track == 1 and na > 0 then
   redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
   if lconc > 0 then inflight = redis.call('ZCARD', leases) end
+  if redis.call('EXISTS', KEYS[5]) == 1 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+    for a = 1, na do
+      if redis.call('ZSCORE', KEYS[5], ARGV[i + 4 * a - 1]) then void[a], fits = true, false end
+    end
+  end
 end
 local out = {}
 local function window(tat, limit)
@@ -117,7 +129,6 @@ local function window(tat, limit)
   return math.floor((period - (tat - now)) / (period / limit)), math.ceil(tat - now)
 end
 -- Every admission fits: admit them all at once; the proxy works out each one's headers.
-local fits = na > 0
 if fits and rpm > 0 and math.max(rtat(), now) + na * period / rpm - now > period then fits = false end
 if fits and tpm > 0 and (amax > tpm or math.max(ttat(), now) + asum * period / tpm - now > period) then fits = false end
 for q = 1, nq do if fits and aq[q] > 0 and quota(q) + aq[q] > qlim[q] then fits = false end end
@@ -156,6 +167,7 @@ else
   for a = 1, na do
     local cost, qa, qb, m = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3]; i = i + 4
     local refused, retry, large, nr, nt = 0, 0, 0, 0, 0
+    if void[a] then refused = 5 end
     if rpm > 0 then
       nr = math.max(rtat(), now) + period / rpm
       if nr - now > period then refused, retry = 1, nr - period - now end
@@ -191,9 +203,9 @@ if tSet then
 end
 for q = 1, nq do
   if qdelta[q] ~= 0 then
-    local v = redis.call('INCRBY', KEYS[4 + q], qdelta[q])
-    if v == qdelta[q] then redis.call('PEXPIREAT', KEYS[4 + q], qend[q] + 86400000) end
-    if v < 0 then redis.call('SET', KEYS[4 + q], 0, 'KEEPTTL') end
+    local v = redis.call('INCRBY', KEYS[5 + q], qdelta[q])
+    if v == qdelta[q] then redis.call('PEXPIREAT', KEYS[5 + q], qend[q] + 86400000) end
+    if v < 0 then redis.call('SET', KEYS[5 + q], 0, 'KEEPTTL') end
   end
 end
 if leased then redis.call('PEXPIRE', leases, lease) end
@@ -307,11 +319,15 @@ func (c *call) encode() ([]string, []any) {
 	for _, t := range c.renews {
 		renews = append(renews, t.lease)
 	}
-	settles := make([]any, 0, 1+4*len(c.settles))
+	settles := make([]any, 0, 1+5*len(c.settles))
 	settles = append(settles, len(c.settles))
 	for _, s := range c.settles {
 		d, m := c.counters(s.t)
-		settles = append(settles, s.t.lease, s.used-s.t.reserved, d, m)
+		void := 0
+		if s.void {
+			void = 1
+		}
+		settles = append(settles, s.t.lease, s.used-s.t.reserved, d, m, void)
 	}
 	// What the allowances given back return: their requests' slots and rate, their tokens to the
 	// periods they were charged to.
@@ -337,7 +353,7 @@ func (c *call) encode() ([]string, []any) {
 		askQuota = [2]int{d, m}
 	}
 	t := &Ticket{key: c.key, limits: l}
-	keys := []string{t.rpmKey(), t.tpmKey(), t.leasesKey(), t.grantsKey()}
+	keys := []string{t.rpmKey(), t.tpmKey(), t.leasesKey(), t.grantsKey(), t.voidKey()}
 	track := 0
 	if t.leased() || l.ConcurrentRequests > 0 {
 		track = 1

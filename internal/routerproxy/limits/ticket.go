@@ -70,6 +70,7 @@ func (t *Ticket) dayKey() string    { return t.key + ":day:" + t.day.id }
 func (t *Ticket) monthKey() string  { return t.key + ":month:" + t.month.id }
 func (t *Ticket) leasesKey() string { return t.key + ":leases" }
 func (t *Ticket) grantsKey() string { return t.key + ":allowances" }
+func (t *Ticket) voidKey() string   { return t.key + ":void" }
 
 // leased says t's request gets a lease in Redis: it holds a concurrency slot, or its settlement
 // charges tokens, which the lease makes count once.
