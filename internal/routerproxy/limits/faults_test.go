@@ -1,0 +1,209 @@
+/*
+Copyright 2026 The LLMKube Authors.
+
+Licensed under the Apache License, Version 2.0.
+*/
+
+package limits
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	routingv1 "github.com/llmkube/operator/api/routing/v1"
+	"github.com/llmkube/operator/test/redisserver"
+)
+
+// This file is the limits' fault tests (docs/limits.md, "When Redis fails"): a real redis-server
+// restarted with and without its append-only file, flushed, paused past the timeout, or slowed
+// down by a proxy, while a client's requests come and go through two replicas. Each test counts
+// what reaches the upstream (the requests admitted with a ticket) and checks that the client has
+// its whole limit back, through a fresh replica, well within one lease.
+
+// upstream counts the requests in flight at the backend and the most there ever were.
+type upstream struct{ now, most atomic.Int64 }
+
+func (u *upstream) enter() {
+	n := u.now.Add(1)
+	for m := u.most.Load(); n > m && !u.most.CompareAndSwap(m, n); m = u.most.Load() {
+	}
+}
+
+func (u *upstream) leave() { u.now.Add(-1) }
+
+// burst sends the requests of 16 callers through the replicas until stop closes: each admitted
+// request stays at the upstream for hold, then is settled with used tokens of its reservation
+// of 100.
+func burst(replicas []*Limiter, c *routingv1.Client, up *upstream, hold time.Duration, used int64, stop chan struct{}) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				v, tk := replicas[(i+n)%len(replicas)].Admit(c, 100)
+				if tk == nil {
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				if v.Allowed {
+					up.enter()
+					time.Sleep(hold)
+					up.leave()
+				}
+				replicas[(i+n)%len(replicas)].Settle(tk, used)
+			}
+		})
+	}
+	return &wg
+}
+
+// wholeLimitBack waits until a fresh replica admits n concurrent requests of c and refuses the
+// next, for at most within; it returns how long that took, and fails the test when it never did.
+func wholeLimitBack(t *testing.T, addr string, c *routingv1.Client, n int, within time.Duration) time.Duration {
+	t.Helper()
+	fresh := replica(t, addr, "2s", true)
+	start := time.Now()
+	var got int
+	var last Verdict
+	for time.Since(start) < within {
+		var held []*Ticket
+		got = 0
+		for range n + 1 {
+			v, tk := fresh.Admit(c, 100)
+			last = v
+			if tk != nil {
+				held = append(held, tk)
+				got++
+			} else {
+				break
+			}
+		}
+		for _, tk := range held {
+			fresh.Settle(tk, 100)
+		}
+		if got == n && last.Refused == LimitConcurrentRequests {
+			// The settlements above must be through before the test goes on.
+			time.Sleep(200 * time.Millisecond)
+			return time.Since(start)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%v after the fault a fresh replica admitted %d concurrent requests of %d (last verdict %+v): the client did not get its whole limit back well within one lease (%v)", within, got, n, last, lease)
+	return 0
+}
+
+// delayProxy is a TCP proxy to target that holds every chunk it relays for *delay: a slow Redis.
+func delayProxy(t *testing.T, target string, delay *atomic.Int64) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	relay := func(dst, src net.Conn) {
+		defer func() { _ = dst.Close(); _ = src.Close() }()
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				time.Sleep(time.Duration(delay.Load()))
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			out, err := net.Dial("tcp", target)
+			if err != nil {
+				_ = in.Close()
+				continue
+			}
+			go relay(out, in)
+			go relay(in, out)
+		}
+	}()
+	return l.Addr().String()
+}
+
+
+// Proves L12. A client allowed 4 concurrent requests and 1,000,000 tokens a day sends requests
+// through two replicas (fail-closed, a timeout of 100 ms) while Redis meets a fault mid-flight.
+// At the upstream there are never more than 4 requests at once, plus, when Redis lost its state
+// (a restart without its file, FLUSHALL), the requests in flight then (at most 4 more); a quota
+// never goes below 0; and once Redis answers again, a fresh replica has the client's whole limit
+// back, long before one lease (30 s) could have freed a leaked slot.
+func TestEveryClientHasItsWholeLimitBackAfterARedisFault(t *testing.T) {
+	const limit = 4
+	for _, f := range []struct {
+		name  string
+		slack int64
+		// fault breaks Redis, and returns what makes it answer again.
+		fault func(srv *redisserver.Server, delay *atomic.Int64) func()
+	}{
+		{"restart with its append-only file", 0, func(srv *redisserver.Server, _ *atomic.Int64) func() {
+			srv.Stop()
+			return srv.Start
+		}},
+		{"restart without its file", limit, func(srv *redisserver.Server, _ *atomic.Int64) func() {
+			srv.Forget()
+			return srv.Start
+		}},
+		{"FLUSHALL", limit, func(srv *redisserver.Server, _ *atomic.Int64) func() {
+			if err := admin(t, srv.Addr).FlushAll(context.Background()).Err(); err != nil {
+				t.Fatal(err)
+			}
+			return func() {}
+		}},
+		{"SIGSTOP longer than the timeout", 0, func(srv *redisserver.Server, _ *atomic.Int64) func() {
+			srv.Pause()
+			return srv.Resume
+		}},
+		{"a Redis slower than the timeout", 0, func(_ *redisserver.Server, delay *atomic.Int64) func() {
+			delay.Store(int64(150 * time.Millisecond))
+			return func() { delay.Store(0) }
+		}},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			srv := redisserver.Start(t, "")
+			var delay atomic.Int64
+			addr := delayProxy(t, srv.Addr, &delay)
+			replicas := []*Limiter{replica(t, addr, "100ms", true), replica(t, addr, "100ms", true)}
+			c := client(routingv1.Limits{ConcurrentRequests: limit, TokensPerDay: 1_000_000})
+			up := &upstream{}
+			stop := make(chan struct{})
+			wg := burst(replicas, c, up, 30*time.Millisecond, 10, stop)
+			time.Sleep(300 * time.Millisecond)
+			recover := f.fault(srv, &delay)
+			time.Sleep(500 * time.Millisecond)
+			recover()
+			time.Sleep(300 * time.Millisecond)
+			close(stop)
+			wg.Wait()
+			if most := up.most.Load(); most > limit+f.slack {
+				t.Errorf("%d requests at once reached the upstream, want at most %d (the limit) plus %d", most, limit, f.slack)
+			}
+			took := wholeLimitBack(t, srv.Addr, c, limit, lease/3)
+			day, _ := admin(t, srv.Addr).Get(context.Background(), newTicket("batch", c, 1, time.Now()).dayKey()).Int64()
+			if day < 0 {
+				t.Errorf("the day's quota counter is %d after the fault, below 0: more than the whole quota is free", day)
+			}
+			t.Logf("the whole limit was back %v after the burst; %d at once at the upstream; %d tokens today", took, up.most.Load(), day)
+		})
+	}
+}
