@@ -207,3 +207,65 @@ func TestEveryClientHasItsWholeLimitBackAfterARedisFault(t *testing.T) {
 		})
 	}
 }
+
+// Proves L12. An admission that Redis counts after its caller stopped waiting (Redis paused past
+// the timeout, or slower than it) and whose answer never arrived is refunded: the client's one
+// concurrent request is free again as soon as Redis answers, not one lease later.
+func TestAnAdmissionCountedAfterItsTimeoutIsRefunded(t *testing.T) {
+	for _, f := range []struct {
+		name  string
+		fault func(srv *redisserver.Server, delay *atomic.Int64) func()
+	}{
+		{"SIGSTOP longer than the timeout", func(srv *redisserver.Server, _ *atomic.Int64) func() {
+			srv.Pause()
+			return srv.Resume
+		}},
+		{"a Redis slower than the timeout", func(_ *redisserver.Server, delay *atomic.Int64) func() {
+			delay.Store(int64(300 * time.Millisecond))
+			return func() { delay.Store(0) }
+		}},
+	} {
+		t.Run(f.name, func(t *testing.T) {
+			srv := redisserver.Start(t, "")
+			var delay atomic.Int64
+			l := replica(t, delayProxy(t, srv.Addr, &delay), "100ms", true)
+			c := client(routingv1.Limits{ConcurrentRequests: 1, TokensPerDay: 1_000_000})
+			_, tk := l.Admit(c, 100) // connects and loads the script
+			if tk == nil {
+				t.Fatal("refused within the limit")
+			}
+			l.Settle(tk, 100)
+			time.Sleep(100 * time.Millisecond)
+			recover := f.fault(srv, &delay)
+			if v, tk := l.Admit(c, 100); tk != nil || !v.Unavailable {
+				t.Fatalf("an admission Redis did not answer in time: %+v, want 503 (fail-closed)", v)
+			}
+			time.Sleep(400 * time.Millisecond)
+			recover()
+			time.Sleep(500 * time.Millisecond) // Redis runs what waited: the late admission counts
+			wholeLimitBack(t, srv.Addr, c, 1, lease/3)
+		})
+	}
+}
+
+// Proves L12. The refund of an admission whose round trip failed may reach Redis before the
+// admission itself (two connections, a Redis that resumes): the admission then counts nothing.
+func TestARefundThatOvertakesItsAdmissionVoidsIt(t *testing.T) {
+	rs := redisFor(t, redisserver.Start(t, ""))
+	c := client(routingv1.Limits{ConcurrentRequests: 1, TokensPerDay: 1000})
+	late := newTicket("void", c, 600, time.Now())
+	late.lease = rs.leaseName()
+	late.leaseEnd.Store(time.Now().Add(lease).UnixNano())
+	if err := rs.send(nil, []settlement{{t: late, void: true}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The admission runs now, and its answer is lost (nothing refunds it again).
+	keys, args := groupCalls([]*admission{{t: late}}, nil, nil)[0].encode()
+	if err := batchScript.Eval(context.Background(), rs.c, keys, args...).Err(); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if v, err := rs.admit(newTicket("void", c, 600, now), now); err != nil || !v.Allowed {
+		t.Fatalf("after an admission its refund had voided: %+v %v, want the slot and the 1000 tokens free", v, err)
+	}
+}
