@@ -269,3 +269,85 @@ func TestARefundThatOvertakesItsAdmissionVoidsIt(t *testing.T) {
 		t.Fatalf("after an admission its refund had voided: %+v %v, want the slot and the 1000 tokens free", v, err)
 	}
 }
+
+// holdAllowance admits n requests of c on l together, so that l takes an allowance, and returns
+// their tickets, still in flight.
+func holdAllowance(t *testing.T, l *Limiter, c *routingv1.Client, n int) []*Ticket {
+	t.Helper()
+	rs := l.store.(*redisStore)
+	for range 20 {
+		tickets := make([]*Ticket, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { _, tickets[i] = l.Admit(c, 100) })
+		}
+		wg.Wait()
+		rs.b.mu.Lock()
+		has := len(rs.b.allowances) > 0
+		rs.b.mu.Unlock()
+		for _, tk := range tickets {
+			if tk == nil {
+				t.Fatal("refused far from every limit")
+			}
+		}
+		if has {
+			return tickets
+		}
+		for _, tk := range tickets {
+			l.Settle(tk, 100)
+		}
+	}
+	t.Fatal("no allowance after 20 bursts far from every limit")
+	return nil
+}
+
+// Proves L13. Redis forgets a client's counters (FLUSHALL; a restart without its file is the
+// same) while the client holds an allowance and requests in flight: their refunds (used less than
+// reserved, the allowance's unused part) apply to nothing, so the day's counter is exactly what
+// was admitted after the loss, never less (and never below 0).
+func TestRefundsAfterRedisLostItsCountersFreeNothing(t *testing.T) {
+	srv := redisserver.Start(t, "")
+	adm := admin(t, srv.Addr)
+	l := replica(t, srv.Addr, "2s", false)
+	c := client(routingv1.Limits{TokensPerDay: 10_000_000})
+	held := holdAllowance(t, l, c, 16)
+	if err := adm.FlushAll(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	fresh := replica(t, srv.Addr, "2s", false)
+	_, after := fresh.Admit(c, 100) // counted in the new counter, in flight
+	if after == nil {
+		t.Fatal("refused after FLUSHALL")
+	}
+	for _, tk := range held {
+		l.Settle(tk, 10) // each refunds 90
+	}
+	_ = l.Close() // gives its allowance back
+	day := newTicket("batch", c, 1, time.Now()).dayKey()
+	time.Sleep(500 * time.Millisecond)
+	if used, _ := adm.Get(context.Background(), day).Int64(); used != 100 {
+		t.Fatalf("after FLUSHALL, one admission of 100 and the refunds of what was admitted before it: %d tokens today, want 100 (the refunds apply to counters Redis no longer has)", used)
+	}
+}
+
+// Proves L13 and L14. A client with an allowance whose request used far more than it reserved
+// (no max_tokens) is in debt for minutes: its allowance is given back, so its next request is
+// decided in Redis and refused, and Retry-After is at most the minute of the window it was
+// refused from.
+func TestAnAllowanceEndsWhenItsClientIsInDebt(t *testing.T) {
+	srv := redisserver.Start(t, "")
+	l := replica(t, srv.Addr, "2s", false)
+	c := client(routingv1.Limits{TokensPerMinute: 1_000_000})
+	held := holdAllowance(t, l, c, 16)
+	l.Settle(held[0], 3_000_000) // three minutes of the limit
+	v, tk := l.Admit(c, 100)
+	if tk != nil || v.Allowed {
+		t.Fatalf("a client three minutes in debt was admitted (from its allowance?) with reset-tokens %v: %+v", v.Tokens.Reset, v)
+	}
+	if v.Refused != LimitTokensPerMinute || v.RetryAfter > time.Minute || v.RetryAfter < time.Minute-time.Second {
+		t.Fatalf("the refusal of a client three minutes in debt: %+v, want tokens_per_minute with Retry-After of the window's minute", v)
+	}
+	if v.Tokens.Reset < 2*time.Minute {
+		t.Fatalf("x-ratelimit-reset-tokens %v for a client three minutes in debt", v.Tokens.Reset)
+	}
+}

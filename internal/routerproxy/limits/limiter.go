@@ -93,7 +93,7 @@ func (l *Limiter) Admit(c *routingv1.Client, reserve int64) (Verdict, *Ticket) {
 	l.recovered()
 	if !v.Allowed {
 		l.metrics.refusals.WithLabelValues(v.Refused).Inc()
-		return v, nil
+		return capRetry(v), nil
 	}
 	return v, t
 }
@@ -116,6 +116,19 @@ func (l *Limiter) Settle(t *Ticket, used int64) {
 	if err := l.store.settle(t, used); err != nil {
 		l.settleFailed(err)
 	}
+}
+
+// capRetry caps the Retry-After of a rate's refusal at the rate's window, a minute, as OpenAI
+// does: a client in debt for longer (a request that used far more than it reserved) is told to
+// come back within the window, and is refused again then if it still is.
+//
+// Note: OpenAI's SDKs ignore a Retry-After above 60 s and back off on their own; a quota's
+// refusal keeps its true wait (until the period's end), which no retry shortens.
+func capRetry(v Verdict) Verdict {
+	if v.Refused == LimitRequestsPerMinute || v.Refused == LimitTokensPerMinute {
+		v.RetryAfter = min(v.RetryAfter, time.Duration(minute)*time.Millisecond)
+	}
+	return v
 }
 
 func (l *Limiter) settleFailed(err error) {
