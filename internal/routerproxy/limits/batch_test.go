@@ -201,7 +201,7 @@ func TestASettlementThatChangesNothingIsNotSent(t *testing.T) {
 	}
 }
 
-// Proves L10 and L12. The concurrency slots of requests whose replica died without settling
+// Proves L10, L12. The concurrency slots of requests whose replica died without settling
 // them free themselves when their leases end, while the requests of the replica that lives keep
 // theirs past a lease, since they renew them; until then the living replica counts them.
 func TestTheSlotsOfADeadReplicaEndWithTheirLeases(t *testing.T) {

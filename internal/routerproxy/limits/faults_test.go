@@ -330,7 +330,7 @@ func TestRefundsAfterRedisLostItsCountersFreeNothing(t *testing.T) {
 	}
 }
 
-// Proves L13 and L14. A client with an allowance whose request used far more than it reserved
+// Proves L13, L14. A client with an allowance whose request used far more than it reserved
 // (no max_tokens) is in debt for minutes: its allowance is given back, so its next request is
 // decided in Redis and refused, and Retry-After is at most the minute of the window it was
 // refused from.
