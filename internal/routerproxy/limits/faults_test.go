@@ -141,7 +141,6 @@ func delayProxy(t *testing.T, target string, delay *atomic.Int64) string {
 	return l.Addr().String()
 }
 
-
 // Proves L12. A client allowed 4 concurrent requests and 1,000,000 tokens a day sends requests
 // through two replicas (fail-closed, a timeout of 100 ms) while Redis meets a fault mid-flight.
 // At the upstream there are never more than 4 requests at once, plus, when Redis lost its state
