@@ -7,10 +7,14 @@ Licensed under the Apache License, Version 2.0.
 package routerproxy
 
 import (
+	"fmt"
 	"math"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
 )
@@ -88,5 +92,54 @@ func TestBodyBudgetAdmission(t *testing.T) {
 	}
 	if h := p.budget.held.Load(); h != 50<<10 {
 		t.Fatalf("held %d, want only the other request's", h)
+	}
+}
+
+// Proves R27. Three connections declare bodies that together fill the budget and send 5 bytes:
+// they hold no room a small request needs, so another client's chat is answered at once; a
+// larger body still waits for the declared lengths (503 with Retry-After).
+func TestDeclaredLengthsLockNoSmallRequestOut(t *testing.T) {
+	up := newUpstream(t, "up")
+	const declared = 32 << 20
+	p, _ := newProxy(t, routingv1.Document{
+		Backends:     []routingv1.Backend{{Name: "up", Kind: routingv1.KindExternal, URL: up.URL + "/v1"}},
+		DefaultRoute: "up",
+	}, func(o *Options) {
+		o.MaxBodyBytes, o.BodyMemoryBudget, o.BodyReadTimeout = 64<<20, 3*(declared+1), time.Minute
+	})
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	for range 3 {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = conn.Close() })
+		fmt.Fprintf(conn, "POST /v1/chat/completions HTTP/1.1\r\nHost: r\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"mod", declared)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for p.budget.held.Load() < 3*(declared+1) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the three declared bodies hold %d of the budget, want all of it", p.budget.held.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	chat := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 100) + `"}]}`
+	res, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(chat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("a %d-byte chat behind three connections that declared %d bytes each and sent 5: %d, want 200", len(chat), declared, res.StatusCode)
+	}
+	large := strings.Repeat(" ", 1<<20) + chat
+	res, err = http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(large))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != bodyRetryAfter {
+		t.Fatalf("a 1 MiB body behind the declared lengths: %d, want 503 with Retry-After", res.StatusCode)
 	}
 }
