@@ -143,3 +143,33 @@ func TestDeclaredLengthsLockNoSmallRequestOut(t *testing.T) {
 		t.Fatalf("a 1 MiB body behind the declared lengths: %d, want 503 with Retry-After", res.StatusCode)
 	}
 }
+
+// Proves R27. The small bodies a declared length does not hold back never take the budget past
+// its size: a large body's buffer waits to grow until they let go of theirs.
+func TestALargeBodyWaitsForTheRoomSmallBodiesHold(t *testing.T) {
+	b := &bodyBudget{size: 200 << 10}
+	wait := make(chan struct{})
+	large := &bodyHold{b: b, wait: wait}
+	if !b.reserve(&b.held, 200<<10) {
+		t.Fatal("the declared length did not fit")
+	}
+	large.n = 200 << 10
+	if !large.cover(firstBodyBuffer) || !b.take(100<<10) { // a small body's buffer beside it
+		t.Fatal("refused within the budget")
+	}
+	grown := make(chan bool)
+	go func() { grown <- large.cover(128 << 10) }()
+	select {
+	case <-grown:
+		t.Fatalf("the large body grew to 128 KiB beside 100 KiB of small bodies: %d real bytes of a budget of %d", b.real.Load(), b.size)
+	case <-time.After(100 * time.Millisecond):
+	}
+	b.give(100 << 10)
+	if !<-grown || b.real.Load() != 128<<10 {
+		t.Fatalf("once the small body let go: %d real bytes, want the large body's 128 KiB", b.real.Load())
+	}
+	close(wait)
+	if large.cover(256 << 10) {
+		t.Fatal("grew past its declared length beyond the budget")
+	}
+}
