@@ -39,6 +39,9 @@ type requestBody struct {
 	// maxTokens is the client's max_tokens (or max_completion_tokens, max_output_tokens): the
 	// output part of a token limit's reservation (limiting.go); 0 when unset.
 	maxTokens int64
+	// generates says the request's endpoint generates text (chat, completions, responses): its
+	// token reservation counts an output without max_tokens too (limiting.go).
+	generates bool
 	// usageEdit, when set, makes the upstream stream report usage (stream_options.include_usage)
 	// for a client that did not ask for it; relay then hides the usage-only chunk (usage.go).
 	usageEdit *edit

@@ -58,6 +58,9 @@ func newTicket(prefix string, c *routingv1.Client, reserve int64, now time.Time)
 	}
 }
 
+// Reserved is the tokens the request reserved: what it is charged when nothing was metered.
+func (t *Ticket) Reserved() int64 { return t.reserved }
+
 // settles says a charge of used changes a counter: the ticket holds a concurrency slot, or it
 // has a token limit and used differs from what it reserved.
 func (t *Ticket) settles(used int64) bool {
