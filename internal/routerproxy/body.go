@@ -71,10 +71,27 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, hold *bodyHold)
 	src := http.MaxBytesReader(w, r.Body, p.o.MaxBodyBytes)
 	size := int64(firstBodyBuffer)
 	if r.ContentLength >= 0 && r.ContentLength < size {
-		size = r.ContentLength + 1
+		size = r.ContentLength
 	}
 	buf := make([]byte, 0, size)
 	for {
+		if len(buf) == cap(buf) && int64(len(buf)) == r.ContentLength {
+			// The declared length arrived: one more read sees the end without a larger buffer.
+			var one [1]byte
+			n, err := src.Read(one[:])
+			if n > 0 {
+				w.Header().Set("Connection", "close")
+				return nil, invalidRequest(http.StatusBadRequest, "invalid_body", "", "The request body is longer than its Content-Length.")
+			}
+			if err == nil {
+				continue
+			}
+			if err == io.EOF {
+				_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+				return buf, nil
+			}
+			return nil, p.bodyFailed(w, err)
+		}
 		if len(buf) == cap(buf) {
 			next := nextBodyBuffer(int64(cap(buf)), r.ContentLength, p.o.MaxBodyBytes)
 			if !hold.cover(next) {
@@ -87,22 +104,30 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, hold *bodyHold)
 		}
 		n, err := src.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
-		var tooBig *http.MaxBytesError
-		var netErr net.Error
-		switch {
-		case err == io.EOF:
+		if err == io.EOF {
 			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 			return buf, nil
-		case errors.As(err, &tooBig):
-			return nil, p.tooLarge()
-		case errors.As(err, &netErr) && netErr.Timeout():
-			p.clients.timeouts.WithLabelValues(phaseBody).Inc()
-			w.Header().Set("Connection", "close")
-			return nil, invalidRequest(http.StatusRequestTimeout, "request_timeout", "", "The request body did not arrive within "+p.o.BodyReadTimeout.String()+" (--body-read-timeout).")
-		case err != nil:
-			w.Header().Set("Connection", "close")
-			return nil, invalidRequest(http.StatusBadRequest, "invalid_body", "", "Reading the request body failed: "+err.Error())
 		}
+		if err != nil {
+			return nil, p.bodyFailed(w, err)
+		}
+	}
+}
+
+// bodyFailed is the answer to a body whose read failed: too large, too slow, or cut.
+func (p *Proxy) bodyFailed(w http.ResponseWriter, err error) *apiError {
+	var tooBig *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		return p.tooLarge()
+	case errors.As(err, &netErr) && netErr.Timeout():
+		p.clients.timeouts.WithLabelValues(phaseBody).Inc()
+		w.Header().Set("Connection", "close")
+		return invalidRequest(http.StatusRequestTimeout, "request_timeout", "", "The request body did not arrive within "+p.o.BodyReadTimeout.String()+" (--body-read-timeout).")
+	default:
+		w.Header().Set("Connection", "close")
+		return invalidRequest(http.StatusBadRequest, "invalid_body", "", "Reading the request body failed: "+err.Error())
 	}
 }
 
@@ -110,11 +135,16 @@ func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, hold *bodyHold)
 const firstBodyBuffer = 64 << 10
 
 // nextBodyBuffer is the size a full buffer of size c grows to: double, but never past the
-// declared length cl (when known, >= 0) nor the limit (each +1: room to see the end).
+// declared length cl (when known, >= 0: the buffer then ends at exactly cl, and readBody sees the
+// end with a read of one byte beside it) nor the limit (+1: room to see the end).
+//
+// Note: a body of a power of two (a 4 MiB prompt) used to fill its 4 MiB buffer and grow once
+// more, to 4 MiB + 1, only to see its end: a copy of the whole body and 4 MiB more for the
+// collector, for each one (docs/router.md, "Memory").
 func nextBodyBuffer(c, cl, limit int64) int64 {
 	bound := limit + 1
-	if cl >= 0 && cl < limit {
-		bound = cl + 1
+	if cl >= 0 && cl <= limit {
+		bound = cl
 	}
 	return max(min(2*c, bound), c+1)
 }

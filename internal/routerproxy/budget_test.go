@@ -26,7 +26,7 @@ func TestBodyBufferFollowsWhatArrived(t *testing.T) {
 	for c := int64(firstBodyBuffer); c <= 32<<20; {
 		c = nextBodyBuffer(c, 32<<20, limit)
 		sizes = append(sizes, c)
-		if c == 32<<20+1 {
+		if c == 32<<20 {
 			break
 		}
 	}
@@ -35,13 +35,13 @@ func TestBodyBufferFollowsWhatArrived(t *testing.T) {
 			t.Fatalf("grew from %d to %d: more than double what arrived", sizes[i-1], sizes[i])
 		}
 	}
-	if last := sizes[len(sizes)-1]; last != 32<<20+1 {
+	if last := sizes[len(sizes)-1]; last != 32<<20 {
 		t.Fatalf("a declared 32 MiB body ends in a buffer of %d", last)
 	}
 	if got := nextBodyBuffer(1<<20, 32<<20, limit); got != 2<<20 {
 		t.Fatalf("1 MiB arrived of a declared 32 MiB: grew to %d, want 2 MiB", got)
 	}
-	if got := nextBodyBuffer(4<<20, 5<<20, limit); got != 5<<20+1 {
+	if got := nextBodyBuffer(4<<20, 5<<20, limit); got != 5<<20 {
 		t.Fatalf("capped by the declared length: %d", got)
 	}
 	if got := nextBodyBuffer(32<<20, -1, limit); got != limit+1 {
@@ -171,5 +171,25 @@ func TestALargeBodyWaitsForTheRoomSmallBodiesHold(t *testing.T) {
 	close(wait)
 	if large.cover(256 << 10) {
 		t.Fatal("grew past its declared length beyond the budget")
+	}
+}
+
+// Proves R26: a body of a declared length ends in a buffer of exactly that length, whatever its
+// size (a power of two no longer grows once more, by a copy of the whole body, to see its end).
+func TestABodyEndsInABufferOfItsDeclaredLength(t *testing.T) {
+	p, _ := newProxy(t, routingv1.Document{DefaultRoute: "up", Backends: []routingv1.Backend{{Name: "up", Kind: routingv1.KindExternal, URL: "http://127.0.0.1:1/v1"}}},
+		func(o *Options) { o.MaxBodyBytes = 8 << 20; o.BodyMemoryBudget = 64 << 20 })
+	for _, n := range []int{0, 100, firstBodyBuffer, 4 << 20, 4<<20 + 7} {
+		r := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(strings.Repeat("x", n)))
+		w := httptest.NewRecorder()
+		hold, e := p.admitBody(w, r)
+		if e != nil {
+			t.Fatalf("%d bytes: %s", n, e.message)
+		}
+		body, e := p.readBody(w, r, hold)
+		hold.release()
+		if e != nil || len(body) != n || cap(body) != n {
+			t.Fatalf("a body of %d bytes: read %d in a buffer of %d (%v), want exactly %d", n, len(body), cap(body), e, n)
+		}
 	}
 }
