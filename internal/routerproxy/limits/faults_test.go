@@ -350,3 +350,32 @@ func TestAnAllowanceEndsWhenItsClientIsInDebt(t *testing.T) {
 		t.Fatalf("x-ratelimit-reset-tokens %v for a client three minutes in debt", v.Tokens.Reset)
 	}
 }
+
+// Proves L12. A replica stops in the middle of a burst, its requests still in flight and never
+// settled, and a new one starts: the upstream never sees more than the limit, and the slots of
+// the stopped replica's requests are free again within one lease of its stop.
+func TestAReplicaStoppedDuringABurstFreesItsSlotsWithinOneLease(t *testing.T) {
+	defer func(l time.Duration) { lease = l }(lease)
+	lease = 3 * time.Second
+	const limit = 4
+	srv := redisserver.Start(t, "")
+	c := client(routingv1.Limits{ConcurrentRequests: limit, TokensPerDay: 1_000_000})
+	up := &upstream{}
+	doomed := replica(t, srv.Addr, "100ms", true)
+	stop := make(chan struct{})
+	wg := burst([]*Limiter{doomed, replica(t, srv.Addr, "100ms", true)}, c, up, 200*time.Millisecond, 10, stop)
+	time.Sleep(500 * time.Millisecond)
+	_ = doomed.Close() // its requests in flight are never settled
+	stopped := time.Now()
+	late := replica(t, srv.Addr, "100ms", true)
+	wg2 := burst([]*Limiter{late}, c, up, 50*time.Millisecond, 10, stop)
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	wg2.Wait()
+	if most := up.most.Load(); most > limit {
+		t.Errorf("%d requests at once reached the upstream, want at most %d", most, limit)
+	}
+	wholeLimitBack(t, srv.Addr, c, limit, lease+lease/3-time.Since(stopped))
+	t.Logf("the whole limit was back %v after the replica stopped", time.Since(stopped))
+}
