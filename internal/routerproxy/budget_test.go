@@ -19,7 +19,8 @@ import (
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
 )
 
-// Proves R26: the buffer doubles with what arrived, capped by the declared length and the limit.
+// Proves R26: the buffer doubles with what arrived, capped by the declared length and the limit,
+// and goes to the declared length at once when that is at most four times what arrived.
 func TestBodyBufferFollowsWhatArrived(t *testing.T) {
 	const limit = 32 << 20
 	sizes := []int64{firstBodyBuffer}
@@ -31,9 +32,12 @@ func TestBodyBufferFollowsWhatArrived(t *testing.T) {
 		}
 	}
 	for i := 1; i < len(sizes); i++ {
-		if sizes[i] > 2*sizes[i-1] {
-			t.Fatalf("grew from %d to %d: more than double what arrived", sizes[i-1], sizes[i])
+		if sizes[i] > 2*sizes[i-1] && (sizes[i] != 32<<20 || sizes[i] > 4*sizes[i-1]) {
+			t.Fatalf("grew from %d to %d: more than double what arrived, and not to the declared length within four times it", sizes[i-1], sizes[i])
 		}
+	}
+	if got := nextBodyBuffer(1<<20, 4<<20, limit); got != 4<<20 {
+		t.Fatalf("1 MiB arrived of a declared 4 MiB: grew to %d, want the declared 4 MiB at once", got)
 	}
 	if last := sizes[len(sizes)-1]; last != 32<<20 {
 		t.Fatalf("a declared 32 MiB body ends in a buffer of %d", last)
