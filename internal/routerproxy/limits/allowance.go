@@ -7,7 +7,6 @@ Licensed under the Apache License, Version 2.0.
 package limits
 
 import (
-	"strconv"
 	"time"
 
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
@@ -48,12 +47,10 @@ var allowanceLife = time.Second
 // allowance is admissions this replica may make alone for one client and its limits.
 type allowance struct {
 	// t is a ticket of the admission it was granted with: the client's counters, limits and the
-	// periods its tokens were charged to. id names it in Redis; leases is how many leases it
-	// was granted (id:1 to id:leases; 0 when its client's requests have none), which its
-	// admissions take in turn.
-	t      *Ticket
-	id     string
-	leases int64
+	// periods its tokens were charged to. id names it in Redis, where its slots (the admissions
+	// it has left and its requests in flight) are one count that its requests renew (script.go).
+	t  *Ticket
+	id string
 	// requests and tokens are what is left.
 	requests, tokens int64
 	// at are the rates' arrival times (Redis's clock) as this replica's own admissions leave
@@ -96,8 +93,8 @@ func (s *redisStore) fromAllowance(t *Ticket, now time.Time) (Verdict, bool) {
 		s.b.spent[keyOf(t)] = now // its requests keep coming: the next call asks again
 		return Verdict{}, false
 	}
-	if t.leased() && a.leases > 0 {
-		t.lease = a.id + ":" + strconv.FormatInt(a.leases-a.requests+1, 10)
+	if t.leased() {
+		t.grant = a.id
 	}
 	a.requests--
 	if tokens {
@@ -159,11 +156,12 @@ func (s *redisStore) chargeAllowanceLocked(t *Ticket, used int64) {
 }
 
 // giveBackLocked queues what is left of a for the next call (b.mu held).
+//
+// Note: one used up is given back too: Redis then knows that its slots are only its requests in
+// flight, and forgets it with the last of them.
 func (s *redisStore) giveBackLocked(a *allowance) {
 	delete(s.b.allowances, keyOf(a.t))
-	if a.requests > 0 || a.tokens > 0 {
-		s.b.refunds = append(s.b.refunds, a)
-	}
+	s.b.refunds = append(s.b.refunds, a)
 }
 
 // giveBackAll sends what is left of every allowance (the store closes).

@@ -182,7 +182,7 @@ func (s *redisStore) forget(t *Ticket) {
 
 // track renews t's lease from now on, until its request ends.
 func (s *redisStore) track(t *Ticket) {
-	if t.lease == "" {
+	if t.lease == "" && t.grant == "" {
 		return
 	}
 	s.b.mu.Lock()

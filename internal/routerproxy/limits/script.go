@@ -23,18 +23,20 @@ import (
 // checks every limit of an admission before it counts it, so a refused request costs nothing.
 //
 // KEYS: rpm, tpm, leases, allowances, void leases, then the quota counters (a day's or a
-// month's) the entries name. ARGV: the requests per minute, tokens per minute and concurrent limits (0: none), the
-// lease (ms), whether the call's admissions get a lease (1/0); the number of quota counters, then
-// per counter its limit and its period's end (Unix ms); the renewals: their number, then their
-// leases; the settlements: their number, then per settlement its lease, its difference (used -
-// reserved), its day and month counters (1-based, 0: not counted) and whether it refunds an
-// admission whose round trip failed (1: its lease is void, should Redis run it later); the allowances given back:
-// their number, then per allowance its id, the admissions left, the admissions granted (0: it
-// holds no leases), its tokens left and its day and month counters; the admissions: their number,
-// the sum and the largest of their reservations, that sum per quota counter, the allowance asked
-// for (admissions, tokens, its day and month counters, the fewest admissions worth granting, its
-// id; 0 admissions: none), then per admission its reservation, its day and month counters and
-// its lease.
+// month's) the entries name. ARGV: the requests per minute, tokens per minute and concurrent
+// limits (0: none), the lease (ms), whether the call's admissions get a lease (1/0); the number
+// of quota counters, then per counter its limit and its period's end (Unix ms); the renewals:
+// their number, then per renewal a lease and 0, or an allowance's id and its requests in flight;
+// the settlements: their number, then per settlement its lease (or allowance), its difference
+// (used - reserved), its day and month counters (1-based, 0: not counted) and its kind (0: a
+// lease; -1: a lease refunded because its admission's round trip failed, void should Redis run
+// that admission later; n > 0: the sum of n requests admitted from that allowance); the
+// allowances given back: their number, then per allowance its id, the admissions left, its
+// tokens left and its day and month counters; the admissions: their number, the sum and the
+// largest of their reservations, that sum per quota counter, the allowance asked for
+// (admissions, tokens, its day and month counters, the fewest admissions worth granting, its id;
+// 0 admissions: none), then per admission its reservation, its day and month counters and its
+// lease.
 //
 // It returns {-1, now (Unix ms), the requests' and the tokens' arrival time before the first
 // admission (Unix µs), the allowance granted (admissions, tokens; 0 0: none)} when every
@@ -51,14 +53,19 @@ import (
 // in Lua and answering seven numbers per admission cost Redis 3.1 µs per request at batches of
 // 30, BenchmarkRedisAdmitSettle; on the sums, 1.4 µs.)
 //
-// Note: every admitted request of a client with a concurrency or a token limit has a lease of
-// its own, a member of the sorted set "leases" scored by its end, that only its request renews
-// (renew.go). The concurrent requests are the leases that have not ended, so a request whose
+// Note: every request of a client with a concurrency or a token limit that Redis admits has a
+// lease of its own, a member of the sorted set "leases" scored by its end, that only its request
+// renews (renew.go); an allowance's slots (the admissions it has left and its requests still in
+// flight) are one field of the hash "allowances", with an end its requests renew. The
+// concurrent requests are the leases and allowance slots that have not ended, so a request whose
 // settlement never arrived (a failed round trip, a replica that died) frees its slot when its
-// lease ends, whatever its replica does meanwhile. A settlement counts only when it removes its
-// lease, and an allowance given back only when it removes its id from "allowances": a settlement
-// sent twice (its answer was lost, and it was sent again) or one whose counters Redis lost (a
-// restart without its file, FLUSHALL) changes nothing. A quota counter never goes below 0.
+// lease ends, whatever its replica does meanwhile (an allowance's request: when the last of that
+// allowance's requests ended). A settlement counts only when it removes its lease (or finds its
+// allowance), and an allowance given back only once: a settlement sent twice (its answer was
+// lost, and it was sent again) or one whose counters Redis lost (a restart without its file,
+// FLUSHALL) changes nothing. A quota counter never goes below 0. (A lease per allowance slot, a
+// member each, cost Redis 4.7 µs per request in BenchmarkRedisAdmitSettle; one field per
+// allowance, 2 µs; one count per replica, before leases, 0.5 µs.)
 var batchScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -78,14 +85,43 @@ local function rtat() if rTAT == nil then rTAT = tonumber(redis.call('GET', KEYS
 local function ttat() if tTAT == nil then tTAT = tonumber(redis.call('GET', KEYS[2]) or '0') end return tTAT end
 local leased = false
 local function hold(m) redis.call('ZADD', leases, now + lease, m); leased = true end
+-- An allowance's slots are one field of grants, "slots:end:given back (0/1)": its admissions
+-- not yet made and its requests still in flight.
+-- They are read once and written once per call (gcache, written at the end).
+local gcache, gdirty = {}, {}
+local function parse(v)
+  local n, e, b = string.match(v, '^(-?%d+):(%d+):(%d)$')
+  return {tonumber(n), tonumber(e), b == '1'}
+end
+local function grant(id)
+  if gcache[id] == nil then
+    local v = redis.call('HGET', grants, id)
+    gcache[id] = v and parse(v) or false
+  end
+  return gcache[id] or nil
+end
+local function setGrant(id, g) gcache[id], gdirty[id] = g, true end
 
 local nr = tonumber(ARGV[i]); i = i + 1
-for r = 1, nr do hold(ARGV[i]); i = i + 1 end
+for r = 1, nr do
+  local m, n = ARGV[i], tonumber(ARGV[i + 1]); i = i + 2
+  if n == 0 then hold(m)
+  else
+    local g = grant(m) or {n, 0, true} -- lost (a restart without its file, FLUSHALL): its requests in flight count again
+    g[2] = now + lease
+    setGrant(m, g)
+  end
+end
 local ns, sdelta = tonumber(ARGV[i]), 0; i = i + 1
 for s = 1, ns do
-  local m, d, qa, qb, void = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), ARGV[i + 4]; i = i + 5
-  if void == '1' then redis.call('ZADD', KEYS[5], now + lease, m); redis.call('PEXPIRE', KEYS[5], lease) end
-  if redis.call('ZREM', leases, m) == 1 then
+  local m, d, qa, qb, kind = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]); i = i + 5
+  if kind == -1 then redis.call('ZADD', KEYS[5], now + lease, m); redis.call('PEXPIRE', KEYS[5], lease) end
+  local counted = false
+  if kind > 0 then
+    local g = grant(m)
+    if g then g[1] = g[1] - kind; setGrant(m, g); counted = true end
+  else counted = redis.call('ZREM', leases, m) == 1 end
+  if counted then
     sdelta = sdelta + d
     if qa > 0 then qdelta[qa] = qdelta[qa] + d end
     if qb > 0 then qdelta[qb] = qdelta[qb] + d end
@@ -93,12 +129,14 @@ for s = 1, ns do
 end
 local nf, rr = tonumber(ARGV[i]), 0; i = i + 1
 for f = 1, nf do
-  local id, left, total, tok, qa, qb = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]); i = i + 6
-  if redis.call('ZREM', grants, id) == 1 then
+  local id, left, tok, qa, qb = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]); i = i + 5
+  local g = grant(id)
+  if g and not g[3] then
     rr, sdelta = rr + left, sdelta - tok
     if qa > 0 then qdelta[qa] = qdelta[qa] - tok end
     if qb > 0 then qdelta[qb] = qdelta[qb] - tok end
-    if total > 0 then for k = total - left + 1, total do redis.call('ZREM', leases, id .. ':' .. k) end end
+    g[1], g[3] = g[1] - left, true
+    setGrant(id, g)
   end
 end
 if sdelta ~= 0 and tpm > 0 then tTAT = math.max(math.max(ttat(), now) + sdelta * period / tpm, now); tSet = true end
@@ -115,7 +153,16 @@ local void = {}
 local fits = na > 0
 if track == 1 and na > 0 then
   redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
-  if lconc > 0 then inflight = redis.call('ZCARD', leases) end
+  if lconc > 0 then
+    inflight = redis.call('ZCARD', leases)
+    local all = redis.call('HGETALL', grants)
+    for f = 1, #all, 2 do
+      local g = gcache[all[f]]
+      if g == nil then g = parse(all[f + 1]); gcache[all[f]] = g end
+      if g and g[2] > now then inflight = inflight + math.max(g[1], 0)
+      elseif g then redis.call('HDEL', grants, all[f]); gcache[all[f]], gdirty[all[f]] = false, nil end
+    end
+  end
   if redis.call('EXISTS', KEYS[5]) == 1 then
     redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
     for a = 1, na do
@@ -158,9 +205,7 @@ if fits then
     if tpm > 0 and gt > 0 then tTAT = tTAT + gt * period / tpm end
     if lqa > 0 then qdelta[lqa] = qdelta[lqa] + gt end
     if lqb > 0 then qdelta[lqb] = qdelta[lqb] + gt end
-    if track == 1 then for k = 1, g do hold(aid .. ':' .. k) end end
-    redis.call('ZREMRANGEBYSCORE', grants, '-inf', now)
-    redis.call('ZADD', grants, now + lease, aid); redis.call('PEXPIRE', grants, lease)
+    setGrant(aid, {g, now + lease, false})
   end
   out = {-1, now, math.floor(rb * 1000), math.floor(tb * 1000), g, gt}
 else
@@ -209,6 +254,13 @@ for q = 1, nq do
   end
 end
 if leased then redis.call('PEXPIRE', leases, lease) end
+local granted = false
+for id in pairs(gdirty) do
+  local g = gcache[id]
+  if g[1] <= 0 and g[3] then redis.call('HDEL', grants, id)
+  else redis.call('HSET', grants, id, string.format('%d:%d:%d', g[1], g[2], g[3] and 1 or 0)); granted = true end
+end
+if granted then redis.call('PEXPIRE', grants, lease) end
 return out
 `)
 
@@ -314,28 +366,60 @@ func (c *call) counters(t *Ticket) (int, int) {
 // admissions as their sums and one by one.
 func (c *call) encode() ([]string, []any) {
 	l := c.limits
-	renews := make([]any, 0, 1+len(c.renews))
-	renews = append(renews, len(c.renews))
+	// A renewal per lease, and one per allowance with its requests in flight.
+	renews := make([]any, 1, 1+2*len(c.renews))
+	var grants []string
+	inGrant := map[string]int{}
 	for _, t := range c.renews {
-		renews = append(renews, t.lease)
+		if t.grant != "" {
+			if inGrant[t.grant] == 0 {
+				grants = append(grants, t.grant)
+			}
+			inGrant[t.grant]++
+			continue
+		}
+		renews = append(renews, t.lease, 0)
 	}
-	settles := make([]any, 0, 1+5*len(c.settles))
-	settles = append(settles, len(c.settles))
+	for _, g := range grants {
+		renews = append(renews, g, inGrant[g])
+	}
+	renews[0] = (len(renews) - 1) / 2
+	// A settlement per lease; those of an allowance's requests as one sum per allowance.
+	type grantSums struct {
+		id         string
+		day, month int
+		n, delta   int64
+	}
+	sums, order := map[string]*grantSums{}, []*grantSums(nil)
+	settles := make([]any, 1, 1+5*len(c.settles))
 	for _, s := range c.settles {
 		d, m := c.counters(s.t)
-		void := 0
-		if s.void {
-			void = 1
+		if s.t.grant != "" {
+			g := sums[s.t.grant]
+			if g == nil {
+				g = &grantSums{id: s.t.grant, day: d, month: m}
+				sums[s.t.grant], order = g, append(order, g)
+			}
+			g.n, g.delta = g.n+1, g.delta+s.used-s.t.reserved
+			continue
 		}
-		settles = append(settles, s.t.lease, s.used-s.t.reserved, d, m, void)
+		kind := 0
+		if s.void {
+			kind = -1
+		}
+		settles = append(settles, s.t.lease, s.used-s.t.reserved, d, m, kind)
 	}
+	for _, g := range order {
+		settles = append(settles, g.id, g.delta, g.day, g.month, g.n)
+	}
+	settles[0] = (len(settles) - 1) / 5
 	// What the allowances given back return: their requests' slots and rate, their tokens to the
 	// periods they were charged to.
-	refunds := make([]any, 0, 1+6*len(c.refunds))
+	refunds := make([]any, 0, 1+5*len(c.refunds))
 	refunds = append(refunds, len(c.refunds))
 	for _, r := range c.refunds {
 		d, m := c.counters(r.t)
-		refunds = append(refunds, r.id, r.requests, r.leases, r.tokens, d, m)
+		refunds = append(refunds, r.id, r.requests, r.tokens, d, m)
 	}
 	entries := make([]any, 0, 4*len(c.admits))
 	var asum, amax int64
@@ -383,9 +467,6 @@ func (c *call) fastPath(res []int64) []Verdict {
 	}
 	if res[4] > 0 {
 		c.granted = &allowance{t: c.admits[len(c.admits)-1].t, id: c.askID, requests: res[4], tokens: res[5], at: at, redisNow: now}
-		if c.granted.t.leased() {
-			c.granted.leases = res[4]
-		}
 	}
 	return out
 }

@@ -33,6 +33,9 @@ type Ticket struct {
 	// retried until then.
 	lease    string
 	leaseEnd atomic.Int64
+	// grant names the allowance the request was admitted from (allowance.go): its slot and the
+	// count of its settlement are the allowance's, not a lease of its own.
+	grant string
 }
 
 // store counts limits: memory (one replica) or Redis (all of them).
