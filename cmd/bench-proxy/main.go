@@ -39,6 +39,7 @@ func main() {
 	flag.IntVar(&o.Streams, "streams", 1000, "Concurrent streams held open for the RSS measurement.")
 	flag.Int64Var(&o.MemoryLimit, "memory-limit", 256<<20, "The router's GOMEMLIMIT in bytes, as the operator sets it from the default memory limit; 0 leaves it unset.")
 	flag.BoolVar(&o.SkipPayloads, "skip-payloads", false, "Skip the memory-budget cases (16 x 4 MiB, 200 x 400 KB streams).")
+	flag.StringVar(&o.OnlyPayload, "only-payload", "", "Run only the memory-budget case whose name begins with this (\"16 x 4 MiB\"), and nothing else.")
 	flag.IntVar(&o.Hostile, "hostile", 10, "Hostile clients of each kind (slow bodies, non-reading) beside the normal ones; 0 skips the case.")
 	flag.IntVar(&o.Uploads, "uploads", 10, "Concurrent audio uploads for the peak-RSS case; 0 skips it.")
 	flag.IntVar(&o.UploadSize, "upload-size", 25_000_000, "Bytes of each upload (OpenAI's file limit is 25 MB).")

@@ -93,7 +93,7 @@ func (p *Proxy) admitTeam(w http.ResponseWriter, rt *routes, c *routingv1.Client
 	if rt.limiter == nil || c == nil || c.Limits == nil {
 		return nil, nil, nil
 	}
-	v, t := rt.limiter.Admit(c, reservation(rb))
+	v, t := rt.limiter.Admit(c, reservation(rb, c.Limits))
 	v.WriteHeaders(w.Header())
 	switch {
 	case v.Unavailable:
@@ -135,14 +135,34 @@ func (p *Proxy) settleTeam(rt *routes, t *limits.Ticket, rb requestBody, x *exch
 	case x.status >= 400 || x.status == 0:
 		used = 0
 	default:
-		used = reservation(rb)
+		used = t.Reserved()
 	}
 	rt.limiter.Settle(t, used)
 }
 
 // reservation is what a request reserves of its client's token limits before it is sent: its
-// prompt's estimate and its max_tokens.
-func reservation(rb requestBody) int64 { return promptTokens(rb) + max(rb.maxTokens, 0) }
+// prompt's estimate and its max_tokens, or, for a request that generates text without one,
+// defaultOutputTokens (at most what its tokens per minute leave beside the prompt, so that the
+// default alone never makes a request too large).
+//
+// Note: without an output estimate, a burst of requests without max_tokens was admitted on
+// their prompts alone (30 concurrent against 2000 tokens per minute used 30,300), and the client
+// then owed the limit for a quarter of an hour.
+func reservation(rb requestBody, l *routingv1.Limits) int64 {
+	prompt, out := promptTokens(rb), max(rb.maxTokens, 0)
+	if out == 0 && rb.generates {
+		out = defaultOutputTokens
+		if l != nil && l.TokensPerMinute > 0 {
+			out = min(out, max(l.TokensPerMinute-prompt, 0))
+		}
+	}
+	return prompt + out
+}
+
+// defaultOutputTokens is the output a request that generates text without max_tokens reserves
+// (docs/limits.md): about a long chat answer, a quarter of what OpenAI's smaller chat models
+// return at most (4096); its settlement charges what the backend metered.
+const defaultOutputTokens = 1024
 
 // promptTokens estimates a prompt's tokens as a quarter of its text's bytes (OpenAI's rule of
 // thumb for English), counting the spans of messages, prompt, input and instructions: a form's

@@ -266,15 +266,18 @@ type endpoint struct {
 	// backend accepts that, and the usage-only chunk is kept from the client (chat and
 	// completions; usage.go).
 	hideUsage bool
+	// generates: the endpoint generates text, whose output a token limit reserves also without
+	// max_tokens (limiting.go).
+	generates bool
 }
 
 // api is every path the proxy serves. A proxied path is routed by the model of its body; the
 // others the proxy answers itself (models.go). docs/router.md lists them.
 var api = map[string]endpoint{
-	"/v1/chat/completions":     {method: http.MethodPost, hideUsage: true},
-	"/v1/completions":          {method: http.MethodPost, hideUsage: true},
+	"/v1/chat/completions":     {method: http.MethodPost, hideUsage: true, generates: true},
+	"/v1/completions":          {method: http.MethodPost, hideUsage: true, generates: true},
 	"/v1/embeddings":           {method: http.MethodPost},
-	"/v1/responses":            {method: http.MethodPost},
+	"/v1/responses":            {method: http.MethodPost, generates: true},
 	"/v1/audio/transcriptions": {method: http.MethodPost, form: true},
 	"/v1/audio/translations":   {method: http.MethodPost, form: true},
 	"/v1/audio/speech":         {method: http.MethodPost},
@@ -406,6 +409,7 @@ func (p *Proxy) proxy(w http.ResponseWriter, r *http.Request, x *exchange, rt *r
 	} else {
 		rb, e = scanBody(body)
 	}
+	rb.generates = ep.generates
 	if !ep.hideUsage || !rb.stream {
 		rb.usageEdit = nil
 	}

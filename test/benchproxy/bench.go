@@ -49,8 +49,10 @@ type Options struct {
 	// MemoryLimit, when not zero, is the router's GOMEMLIMIT in bytes, as the operator's
 	// Deployment sets it from the container's memory limit.
 	MemoryLimit int64
-	// SkipPayloads skips the memory-budget cases.
+	// SkipPayloads skips the memory-budget cases; OnlyPayload, when set, runs only the one whose
+	// name begins with it (and nothing else).
 	SkipPayloads bool
+	OnlyPayload  string
 	// Hostile is how many hostile clients of each kind (slow bodies, non-reading) stand beside the
 	// normal ones (hostile.go); 0 skips the case.
 	Hostile int
@@ -167,6 +169,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
+	if o.OnlyPayload != "" {
+		err := payloadCases(ctx, o, up, tmp, res, logf)
+		res.Load[1] = uptime()
+		return res, err
+	}
 
 	hop, err := startHop(ctx, o.HopCommand, up.url)
 	if err != nil {
@@ -280,34 +287,47 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		logf("uploads %d x %s: %d admitted, %d refused, %d failed, peak RSS %s", u.Requests, mib(uint64(u.Size)), u.Admitted, u.Refused, u.Failed, mib(u.Peak))
 	}
 	if !o.SkipPayloads {
-		for _, pl := range Payloads {
-			pr := PayloadResult{Payload: pl, Peak: map[Mode]uint64{}}
-			for _, m := range []Mode{PlainHop, Router} {
-				// A fresh process per case: the peak is the case's own, not what earlier
-				// rounds left in the heap.
-				var c *child
-				if m == Router {
-					c, err = startRouter(ctx, o.ProxyBinary, up.url, tmp, o.MemoryLimit)
-				} else {
-					c, err = startHop(ctx, o.HopCommand, up.url)
-				}
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", m, err)
-				}
-				peak, failed, err := payloadPeak(ctx, up, "http://"+c.addr, c, pl)
-				c.stop()
-				if err != nil {
-					return nil, fmt.Errorf("%s, %s: %w", m, pl.Name, err)
-				}
-				res.Failures[m] += failed
-				pr.Peak[m] = peak
-				logf("payload %-24s %-28s peak RSS %s (budget %s)", pl.Name, m, mib(peak), mib(pl.Budget()))
-			}
-			res.Payloads = append(res.Payloads, pr)
+		if err := payloadCases(ctx, o, up, tmp, res, logf); err != nil {
+			return nil, err
 		}
 	}
 	res.Load[1] = uptime()
 	return res, nil
+}
+
+// payloadCases measures the memory-budget cases (o.OnlyPayload: the one it names), each mode in a
+// process of its own.
+func payloadCases(ctx context.Context, o Options, up *upstream, tmp string, res *Result, logf func(string, ...any)) error {
+	for _, pl := range Payloads {
+		if !strings.HasPrefix(pl.Name, o.OnlyPayload) {
+			continue
+		}
+		pr := PayloadResult{Payload: pl, Peak: map[Mode]uint64{}}
+		for _, m := range []Mode{PlainHop, Router} {
+			// A fresh process per case: the peak is the case's own, not what earlier
+			// rounds left in the heap.
+			var c *child
+			var err error
+			if m == Router {
+				c, err = startRouter(ctx, o.ProxyBinary, up.url, tmp, o.MemoryLimit)
+			} else {
+				c, err = startHop(ctx, o.HopCommand, up.url)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", m, err)
+			}
+			peak, failed, err := payloadPeak(ctx, up, "http://"+c.addr, c, pl)
+			c.stop()
+			if err != nil {
+				return fmt.Errorf("%s, %s: %w", m, pl.Name, err)
+			}
+			res.Failures[m] += failed
+			pr.Peak[m] = peak
+			logf("payload %-24s %-28s peak RSS %s (budget %s)", pl.Name, m, mib(peak), mib(pl.Budget()))
+		}
+		res.Payloads = append(res.Payloads, pr)
+	}
+	return nil
 }
 
 // routerDocument sends bench-model to the upstream as an external API base.

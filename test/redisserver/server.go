@@ -86,6 +86,7 @@ func (s *Server) Stop() {
 	if s.cmd == nil || s.cmd.ProcessState != nil {
 		return
 	}
+	_ = s.cmd.Process.Signal(syscall.SIGCONT) // a paused server handles no SIGTERM
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() { _ = s.cmd.Wait(); close(done) }()
@@ -96,6 +97,25 @@ func (s *Server) Stop() {
 		<-done
 	}
 }
+
+// Forget stops the server and removes its data: the next Start is a Redis restarted without its
+// append-only file.
+func (s *Server) Forget() {
+	s.Stop()
+	entries, _ := os.ReadDir(s.dir)
+	for _, e := range entries {
+		if e.Name() != "redis.log" {
+			_ = os.RemoveAll(filepath.Join(s.dir, e.Name()))
+		}
+	}
+}
+
+// Pause stops the server's process (SIGSTOP): it keeps its connections and answers nothing
+// until Resume (SIGCONT), when it runs what was sent meanwhile.
+func (s *Server) Pause() { _ = s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume lets a paused server run again.
+func (s *Server) Resume() { _ = s.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Pid is the running server's process id (0 when stopped), for a benchmark that reads its CPU.
 func (s *Server) Pid() int {

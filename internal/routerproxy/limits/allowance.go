@@ -47,8 +47,10 @@ var allowanceLife = time.Second
 // allowance is admissions this replica may make alone for one client and its limits.
 type allowance struct {
 	// t is a ticket of the admission it was granted with: the client's counters, limits and the
-	// periods its tokens were charged to.
-	t *Ticket
+	// periods its tokens were charged to. id names it in Redis, where its slots (the admissions
+	// it has left and its requests in flight) are one count that its requests renew (script.go).
+	t  *Ticket
+	id string
 	// requests and tokens are what is left.
 	requests, tokens int64
 	// at are the rates' arrival times (Redis's clock) as this replica's own admissions leave
@@ -90,6 +92,9 @@ func (s *redisStore) fromAllowance(t *Ticket, now time.Time) (Verdict, bool) {
 		s.giveBackLocked(a)
 		s.b.spent[keyOf(t)] = now // its requests keep coming: the next call asks again
 		return Verdict{}, false
+	}
+	if t.leased() {
+		t.grant = a.id
 	}
 	a.requests--
 	if tokens {
@@ -134,12 +139,29 @@ func (s *redisStore) grant(a *allowance) {
 	})
 }
 
+// chargeAllowanceLocked moves the tokens' arrival time of t's client's allowance by what its
+// request used beyond its reservation (b.mu held), so that the headers of its next admissions
+// show the debt; an allowance whose client is a minute or more in debt is given back, and its
+// next requests are decided in Redis.
+func (s *redisStore) chargeAllowanceLocked(t *Ticket, used int64) {
+	a := s.b.allowances[keyOf(t)]
+	if a == nil || t.limits.TokensPerMinute <= 0 || used <= t.reserved {
+		return
+	}
+	now := millis(time.Now()) + a.skew
+	a.at.tokens = settleRate(a.at.tokens, now, float64(t.limits.TokensPerMinute), float64(used-t.reserved))
+	if a.at.tokens-now > minute {
+		s.giveBackLocked(a)
+	}
+}
+
 // giveBackLocked queues what is left of a for the next call (b.mu held).
+//
+// Note: one used up is given back too: Redis then knows that its slots are only its requests in
+// flight, and forgets it with the last of them.
 func (s *redisStore) giveBackLocked(a *allowance) {
 	delete(s.b.allowances, keyOf(a.t))
-	if a.requests > 0 || a.tokens > 0 {
-		s.b.refunds = append(s.b.refunds, a)
-	}
+	s.b.refunds = append(s.b.refunds, a)
 }
 
 // giveBackAll sends what is left of every allowance (the store closes).

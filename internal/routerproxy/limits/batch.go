@@ -9,6 +9,7 @@ package limits
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +46,8 @@ var settleDelay = 20 * time.Millisecond
 type settlement struct {
 	t    *Ticket
 	used int64
+	// void says it refunds an admission whose round trip failed, which Redis may run later.
+	void bool
 }
 
 // admission is one request waiting for its verdict.
@@ -81,6 +84,14 @@ type batcher struct {
 	// near a limit), or a batch's worth wait. later sends the others after settleDelay.
 	urgent bool
 	later  *time.Timer
+	// inflight are the admitted requests whose leases this replica renews (renew.go), renews
+	// the leases of the next round trip.
+	inflight map[*Ticket]struct{}
+	renews   []*Ticket
+	// retrySettles and retryRefunds failed their round trip; retry puts them back in the queue.
+	retrySettles []settlement
+	retryRefunds []*allowance
+	retry        *time.Timer
 	// wake tells the loop that something is pending (capacity 1: one wake-up covers any number).
 	wake chan struct{}
 }
@@ -89,9 +100,16 @@ type batcher struct {
 //
 // Note: a caller that gives up is answered by its failure mode; the loop then skips its
 // admission, or, when it was already sent and admitted, refunds it (a settlement of nothing), so
-// a request that never went upstream holds neither tokens nor a concurrency slot.
+// a request that never went upstream holds neither tokens nor a concurrency slot. An admission
+// whose round trip failed may have been counted all the same (Redis ran the call, its answer was
+// lost): it is refunded too, which changes nothing when Redis never counted it (its lease is not
+// there).
 func (s *redisStore) admit(t *Ticket, now time.Time) (Verdict, error) {
+	if t.leased() {
+		t.leaseEnd.Store(now.Add(lease).UnixNano())
+	}
 	if v, ok := s.fromAllowance(t, now); ok {
+		s.track(t)
 		return v, nil
 	}
 	a := &admission{t: t, done: make(chan struct{})}
@@ -112,22 +130,35 @@ func (s *redisStore) admit(t *Ticket, now time.Time) (Verdict, error) {
 	return a.v, a.err
 }
 
-// settle queues the charge for the next batch (sends it alone when the queue is full).
+// leaseName is a new lease's name: the replica's and a number, unique across replicas.
+func (s *redisStore) leaseName() string {
+	return s.replica[:10] + strconv.FormatUint(s.leases.Add(1), 36)
+}
+
+// settle queues the charge for the next batch (sends it alone when the queue is full); the
+// request's lease is no longer renewed.
 //
 // Note: a settlement is not on the request's path: the answer is complete, and a keep-alive
 // client's next request should not wait for a round trip to Redis. A request admitted right
 // after another's answer may not yet see its charge (one round trip).
 func (s *redisStore) settle(t *Ticket, used int64) error {
+	return s.queue(settlement{t: t, used: used})
+}
+
+func (s *redisStore) queue(st settlement) error {
+	t := st.t
 	s.b.mu.Lock()
+	delete(s.b.inflight, t)
+	s.chargeAllowanceLocked(t, st.used)
 	if len(s.b.settles) >= settleQueue {
 		s.b.mu.Unlock()
-		err := s.send(nil, []settlement{{t, used}}, nil)
+		err := s.send(nil, []settlement{st}, nil)
 		if err == nil {
 			s.settled(1)
 		}
 		return err
 	}
-	s.b.settles = append(s.b.settles, settlement{t, used})
+	s.b.settles = append(s.b.settles, st)
 	if s.b.allowances[keyOf(t)] == nil || len(s.b.settles) >= maxBatch {
 		s.b.urgent = true
 	}
@@ -141,6 +172,57 @@ func (s *redisStore) settle(t *Ticket, used int64) error {
 	return nil
 }
 
+// forget stops renewing t's lease: its request ended with nothing to settle, and its lease ends
+// by itself.
+func (s *redisStore) forget(t *Ticket) {
+	s.b.mu.Lock()
+	delete(s.b.inflight, t)
+	s.b.mu.Unlock()
+}
+
+// track renews t's lease from now on, until its request ends.
+func (s *redisStore) track(t *Ticket) {
+	if t.lease == "" && t.grant == "" {
+		return
+	}
+	s.b.mu.Lock()
+	s.b.inflight[t] = struct{}{}
+	s.b.mu.Unlock()
+}
+
+// retryLater queues settlements and allowances given back whose round trip failed for another
+// try after retryStoreAfter, as long as their lease lives: once it ended, Redis freed the
+// request's slot by itself, and a settlement would change nothing.
+func (s *redisStore) retryLater(settles []settlement, refunds []*allowance) {
+	now := time.Now()
+	s.b.mu.Lock()
+	defer s.b.mu.Unlock()
+	for _, st := range settles {
+		if st.t.leaseLive(now) {
+			s.b.retrySettles = append(s.b.retrySettles, st)
+		}
+	}
+	for _, r := range refunds {
+		if now.Before(r.until.Add(lease)) {
+			s.b.retryRefunds = append(s.b.retryRefunds, r)
+		}
+	}
+	if len(s.b.retrySettles)+len(s.b.retryRefunds) > 0 {
+		s.b.retry.Reset(retryStoreAfter)
+	}
+}
+
+// retryNow puts the settlements and allowances of retryLater back in the queue.
+func (s *redisStore) retryNow() {
+	s.b.mu.Lock()
+	s.b.settles = append(s.b.retrySettles, s.b.settles...)
+	s.b.refunds = append(s.b.retryRefunds, s.b.refunds...)
+	s.b.retrySettles, s.b.retryRefunds = nil, nil
+	s.b.urgent = len(s.b.settles)+len(s.b.refunds) > 0
+	s.b.mu.Unlock()
+	s.poke()
+}
+
 func (s *redisStore) poke() {
 	select {
 	case s.b.wake <- struct{}{}:
@@ -149,12 +231,14 @@ func (s *redisStore) poke() {
 }
 
 // take is what the next round trip carries, at most maxBatch of admissions and of settlements,
-// and the allowances given back.
-func (b *batcher) take() ([]*admission, []settlement, []*allowance) {
+// the allowances given back and the leases to renew.
+func (b *batcher) take() ([]*admission, []settlement, []*allowance, []*Ticket) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	renews := b.renews
+	b.renews = nil
 	n, m := min(len(b.admits), maxBatch), min(len(b.settles), maxBatch)
-	if n == 0 && len(b.refunds) == 0 && !b.urgent {
+	if n == 0 && len(b.refunds) == 0 && len(renews) == 0 && !b.urgent {
 		m = 0 // they wait for an admission's round trip, or for later
 	}
 	b.urgent = len(b.settles) > m && b.urgent
@@ -166,7 +250,7 @@ func (b *batcher) take() ([]*admission, []settlement, []*allowance) {
 	if len(b.settles) == 0 {
 		b.settles = nil
 	}
-	return admits, settles, refunds
+	return admits, settles, refunds, renews
 }
 
 // loop sends what is pending, one round trip at a time, until the store closes.
@@ -178,8 +262,8 @@ func (s *redisStore) loop() {
 		case <-s.b.wake:
 		}
 		for {
-			admits, settles, refunds := s.b.take()
-			if len(admits)+len(settles)+len(refunds) == 0 {
+			admits, settles, refunds, renews := s.b.take()
+			if len(admits)+len(settles)+len(refunds)+len(renews) == 0 {
 				break
 			}
 			live := admits[:0:0]
@@ -188,7 +272,7 @@ func (s *redisStore) loop() {
 					live = append(live, a)
 				}
 			}
-			if err := s.send(live, settles, refunds); err != nil && len(settles)+len(refunds) > 0 {
+			if err := s.send(live, settles, refunds, renews...); err != nil {
 				s.failed(err)
 			} else if len(settles) > 0 {
 				s.settled(len(settles))
@@ -199,26 +283,32 @@ func (s *redisStore) loop() {
 
 // send runs one batch in one pipelined round trip, answers its admissions and makes the
 // allowances it granted this replica's; its error is the settlements' and refunds' (a failed
-// call's admissions get their own error). A Redis that lost its scripts (a restart) gets them
-// loaded again and the batch once more.
+// call's admissions get their own error), which are tried again later (retryLater). A Redis that
+// lost its scripts (a restart) gets them loaded again and the batch once more.
 //
 // Note: a client's call asks for an allowance when it carries two admissions or more (its
 // requests arrive together), or its last allowance was used up, and the client has none: a lone
 // request, or one near a limit, is decided in Redis as before.
-func (s *redisStore) send(admits []*admission, settles []settlement, refunds []*allowance) error {
-	calls := groupCalls(admits, settles, refunds)
-	for _, c := range calls {
-		if len(c.admits) > 0 && s.b.wantsAllowance(c.admits[0].t, len(c.admits)) {
-			c.ask = maxAllowance
+func (s *redisStore) send(admits []*admission, settles []settlement, refunds []*allowance, renews ...*Ticket) error {
+	for _, a := range admits {
+		if a.t.leased() && a.t.lease == "" {
+			a.t.lease = s.leaseName()
 		}
 	}
+	calls := groupCalls(admits, settles, refunds, renews...)
+	for _, c := range calls {
+		if len(c.admits) > 0 && s.b.wantsAllowance(c.admits[0].t, len(c.admits)) {
+			c.ask, c.askID = maxAllowance, s.leaseName()
+		}
+	}
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
 	// Encoded once: encode sums into the calls' counters, so a second run (NOSCRIPT) must send
 	// the same arguments, not add the batch twice.
 	keys, args := make([][]string, len(calls)), make([][]any, len(calls))
 	for i, c := range calls {
-		keys[i], args[i] = c.encode(s.replica)
+		keys[i], args[i] = c.encode()
 	}
 	var cmds []*redis.Cmd
 	run := func() error {
@@ -237,10 +327,18 @@ func (s *redisStore) send(admits []*admission, settles []settlement, refunds []*
 		}
 	}
 	var settleErr error
+	var failedSettles []settlement
+	var failedRefunds []*allowance
 	for i, c := range calls {
 		vs, cerr := c.answers(cmds[i]) // a failed pipeline sets its error on every call
 		if cerr != nil && len(c.settles)+len(c.refunds) > 0 {
 			settleErr = cerr
+			failedSettles, failedRefunds = append(failedSettles, c.settles...), append(failedRefunds, c.refunds...)
+		}
+		if cerr == nil {
+			for _, t := range c.renews {
+				t.leaseEnd.Store(start.Add(lease).UnixNano())
+			}
 		}
 		if cerr == nil && c.granted != nil {
 			s.grant(c.granted)
@@ -254,16 +352,28 @@ func (s *redisStore) send(admits []*admission, settles []settlement, refunds []*
 			s.answer(a)
 		}
 	}
+	if settleErr != nil {
+		s.retryLater(failedSettles, failedRefunds)
+	}
 	return settleErr
 }
 
-// answer wakes a's caller, or, when it gave up meanwhile and was admitted, refunds it.
+// answer wakes a's caller, or, when it gave up meanwhile and was admitted, refunds it. An
+// admission whose round trip failed is refunded too: Redis may have counted it.
 func (s *redisStore) answer(a *admission) {
+	admitted := a.err == nil && a.v.Allowed
 	if a.state.CompareAndSwap(waiting, answered) {
+		if admitted {
+			s.track(a.t)
+		}
 		close(a.done)
+		if a.err == nil {
+			return
+		}
+	} else if !admitted && a.err == nil {
 		return
 	}
-	if a.err == nil && a.v.Allowed {
-		_ = s.settle(a.t, 0)
+	if a.t.lease != "" {
+		_ = s.queue(settlement{t: a.t, void: a.err != nil})
 	}
 }

@@ -39,7 +39,7 @@ func hangingListener(t *testing.T) string {
 // settleNow settles t at once: a Redis store's own settlements wait for its worker.
 func settleNow(s store, t *Ticket, used int64) error {
 	if r, ok := s.(*redisStore); ok {
-		return r.send(nil, []settlement{{t, used}}, nil)
+		return r.send(nil, []settlement{{t: t, used: used}}, nil)
 	}
 	return s.settle(t, used)
 }

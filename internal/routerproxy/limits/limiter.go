@@ -93,7 +93,7 @@ func (l *Limiter) Admit(c *routingv1.Client, reserve int64) (Verdict, *Ticket) {
 	l.recovered()
 	if !v.Allowed {
 		l.metrics.refusals.WithLabelValues(v.Refused).Inc()
-		return v, nil
+		return capRetry(v), nil
 	}
 	return v, t
 }
@@ -103,23 +103,37 @@ func (l *Limiter) Admit(c *routingv1.Client, reserve int64) (Verdict, *Ticket) {
 //
 // Note: a settlement that would change nothing (no concurrency slot to release, and no token
 // limit or the charge equal to the reservation) is not sent: a client with only a request rate
-// costs Redis one call per request, not two.
+// costs Redis one call per request, not two. A settlement is queued even while the store fails:
+// one whose round trip fails is sent again until Redis confirms it or its lease ended.
 func (l *Limiter) Settle(t *Ticket, used int64) {
-	if t == nil || !t.settles(used) {
+	if t == nil {
 		return
 	}
-	err := errQuiet
-	if time.Now().UnixNano() >= l.quietUntil.Load() {
-		err = l.store.settle(t, used)
+	if !t.settles(used) {
+		l.store.forget(t)
+		return
 	}
-	if err != nil {
+	if err := l.store.settle(t, used); err != nil {
 		l.settleFailed(err)
 	}
 }
 
+// capRetry caps the Retry-After of a rate's refusal at the rate's window, a minute, as OpenAI
+// does: a client in debt for longer (a request that used far more than it reserved) is told to
+// come back within the window, and is refused again then if it still is.
+//
+// Note: OpenAI's SDKs ignore a Retry-After above 60 s and back off on their own; a quota's
+// refusal keeps its true wait (until the period's end), which no retry shortens.
+func capRetry(v Verdict) Verdict {
+	if v.Refused == LimitRequestsPerMinute || v.Refused == LimitTokensPerMinute {
+		v.RetryAfter = min(v.RetryAfter, time.Duration(minute)*time.Millisecond)
+	}
+	return v
+}
+
 func (l *Limiter) settleFailed(err error) {
 	l.metrics.storeErrors.WithLabelValues("settle").Inc()
-	l.log.Warn("limits store: settling requests failed; their reservations stand", "error", err.Error())
+	l.log.Warn("limits store: settling requests failed; they are sent again until their lease ends", "error", err.Error())
 }
 
 type quietError struct{}

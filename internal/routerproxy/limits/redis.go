@@ -13,6 +13,8 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -30,7 +32,9 @@ type redisStore struct {
 	// b holds what waits for the next round trip (batch.go); done stops its loop. failed and
 	// settled report each batch's settlements (the limiter's metrics and log).
 	b       batcher
+	leases  atomic.Uint64
 	done    chan struct{}
+	closing sync.Once
 	failed  func(error)
 	settled func(int)
 }
@@ -60,7 +64,7 @@ func newRedisStore(r *routingv1.Redis, passwordFile string) *redisStore {
 			o.TLSConfig.ServerName = r.ServerName
 		}
 	}
-	s := &redisStore{c: redis.NewClient(o), timeout: t, replica: rand.Text(), b: batcher{wake: make(chan struct{}, 1), allowances: map[allowanceKey]*allowance{}, spent: map[allowanceKey]time.Time{}}, done: make(chan struct{}),
+	s := &redisStore{c: redis.NewClient(o), timeout: t, replica: rand.Text(), b: batcher{wake: make(chan struct{}, 1), allowances: map[allowanceKey]*allowance{}, spent: map[allowanceKey]time.Time{}, inflight: map[*Ticket]struct{}{}}, done: make(chan struct{}),
 		failed: func(error) {}, settled: func(int) {}}
 	s.b.later = time.AfterFunc(time.Hour, func() {
 		s.b.mu.Lock()
@@ -69,14 +73,21 @@ func newRedisStore(r *routingv1.Redis, passwordFile string) *redisStore {
 		s.poke()
 	})
 	s.b.later.Stop()
+	s.b.retry = time.AfterFunc(time.Hour, s.retryNow)
+	s.b.retry.Stop()
 	go s.loop()
+	go s.renewLoop()
 	return s
 }
 
 func (s *redisStore) close() error {
-	s.giveBackAll()
-	close(s.done)
-	return s.c.Close()
+	var err error
+	s.closing.Do(func() {
+		s.giveBackAll()
+		close(s.done)
+		err = s.c.Close()
+	})
+	return err
 }
 
 // quiet drops go-redis's own log lines: plain text on stderr would break the proxy's JSON log,

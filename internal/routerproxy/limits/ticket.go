@@ -7,6 +7,7 @@ Licensed under the Apache License, Version 2.0.
 package limits
 
 import (
+	"sync/atomic"
 	"time"
 
 	routingv1 "github.com/llmkube/operator/api/routing/v1"
@@ -26,6 +27,15 @@ type Ticket struct {
 	month    period
 	// held says the ticket counts toward the concurrent requests and must be released.
 	held bool
+	// lease names the request's lease in Redis (script.go), empty when it has none (its client
+	// has neither a concurrency nor a token limit, or the store is memory); leaseEnd is when
+	// it ends (Unix ns, this replica's clock) unless renewed: a settlement that failed is
+	// retried until then.
+	lease    string
+	leaseEnd atomic.Int64
+	// grant names the allowance the request was admitted from (allowance.go): its slot and the
+	// count of its settlement are the allowance's, not a lease of its own.
+	grant string
 }
 
 // store counts limits: memory (one replica) or Redis (all of them).
@@ -34,6 +44,8 @@ type store interface {
 	admit(t *Ticket, now time.Time) (Verdict, error)
 	// settle charges used tokens against what t reserved and releases its concurrency.
 	settle(t *Ticket, used int64) error
+	// forget says t's request ended with nothing to settle.
+	forget(t *Ticket)
 	close() error
 }
 
@@ -49,17 +61,29 @@ func newTicket(prefix string, c *routingv1.Client, reserve int64, now time.Time)
 	}
 }
 
+// Reserved is the tokens the request reserved: what it is charged when nothing was metered.
+func (t *Ticket) Reserved() int64 { return t.reserved }
+
 // settles says a charge of used changes a counter: the ticket holds a concurrency slot, or it
 // has a token limit and used differs from what it reserved.
 func (t *Ticket) settles(used int64) bool {
 	return t.held || (used != t.reserved && tokenLimited(t.limits))
 }
 
-func (t *Ticket) rpmKey() string   { return t.key + ":rpm" }
-func (t *Ticket) tpmKey() string   { return t.key + ":tpm" }
-func (t *Ticket) dayKey() string   { return t.key + ":day:" + t.day.id }
-func (t *Ticket) monthKey() string { return t.key + ":month:" + t.month.id }
-func (t *Ticket) concKey() string  { return t.key + ":concurrent-by-replica" }
+func (t *Ticket) rpmKey() string    { return t.key + ":rpm" }
+func (t *Ticket) tpmKey() string    { return t.key + ":tpm" }
+func (t *Ticket) dayKey() string    { return t.key + ":day:" + t.day.id }
+func (t *Ticket) monthKey() string  { return t.key + ":month:" + t.month.id }
+func (t *Ticket) leasesKey() string { return t.key + ":leases" }
+func (t *Ticket) grantsKey() string { return t.key + ":allowances" }
+func (t *Ticket) voidKey() string   { return t.key + ":void" }
+
+// leased says t's request gets a lease in Redis: it holds a concurrency slot, or its settlement
+// charges tokens, which the lease makes count once.
+func (t *Ticket) leased() bool { return t.held || tokenLimited(t.limits) }
+
+// leaseLive says t's lease has not ended by this replica's clock.
+func (t *Ticket) leaseLive(now time.Time) bool { return now.UnixNano() < t.leaseEnd.Load() }
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 
