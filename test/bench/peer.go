@@ -61,12 +61,12 @@ type PeerOptions struct {
 
 // PeerResult is one peer run.
 type PeerResult struct {
-	Command string      `json:"command,omitempty"`
-	Machine string      `json:"machine"`
-	Load    string      `json:"load"`
-	Options PeerOptions `json:"options"`
-	Runs    []PeerRun   `json:"runs"`
-	Started time.Time   `json:"started"`
+	Command string       `json:"command,omitempty"`
+	Machine string       `json:"machine"`
+	Load    string       `json:"load"`
+	Options PeerOptions  `json:"options"`
+	Runs    []PeerRun    `json:"runs"`
+	Started time.Time    `json:"started"`
 	Took    jsonDuration `json:"took"`
 }
 
