@@ -140,12 +140,12 @@ func parseAuditLine(line []byte) (auditEvent, bool) {
 	return e, true
 }
 
-// auditCounts are a window's requests by key, without WATCH; notFound are those of them the API
-// server answered 404.
-func auditCounts(events []auditEvent, until time.Time) (requests, notFound map[string]int) {
+// auditCounts are the requests answered after after and until until, by key, without WATCH;
+// notFound are those of them the API server answered 404.
+func auditCounts(events []auditEvent, after, until time.Time) (requests, notFound map[string]int) {
 	requests, notFound = map[string]int{}, map[string]int{}
 	for _, e := range events {
-		if strings.HasPrefix(e.Key, "WATCH ") || (!until.IsZero() && e.At.After(until)) {
+		if strings.HasPrefix(e.Key, "WATCH ") || !e.At.After(after) || e.At.After(until) {
 			continue
 		}
 		requests[e.Key]++

@@ -85,9 +85,11 @@ type PeerPhase struct {
 	Load string `json:"load"`
 	// Converged is from the first apply until every Deployment and Service exists.
 	Converged jsonDuration `json:"converged"`
-	// Converge is that window, extended until the operator wrote nothing for peerQuiet (the
-	// status writes that follow the last create): its requests, 404 answers and CPU.
+	// Converge is that window: its requests, 404 answers and CPU.
 	Converge PeerWindow `json:"converge"`
+	// After is from then until the operator wrote nothing for peerQuiet (the status writes that
+	// follow the last create), at most peerAfter.
+	After  PeerWindow `json:"afterConverged"`
 	Steady   PeerWindow `json:"steady"`
 	// Restart is from the new process's start until it is quiet (peerSettled).
 	Restart PeerWindow `json:"restart"`
@@ -114,8 +116,12 @@ func (w PeerWindow) Total() int {
 	return r + wr
 }
 
-// peerQuiet ends the convergence window: no write by the operator for this long.
+// peerQuiet ends the window after the convergence: no write by the operator for this long.
 const peerQuiet = 2 * time.Second
+
+// peerAfter is the longest window after the convergence: an operator that keeps writing is
+// measured further by the steady window.
+const peerAfter = 30 * time.Second
 
 // peerSettled ends the restart window: no write for this long (or, when the restart wrote
 // nothing, no request at all).
@@ -240,8 +246,14 @@ func peerPhase(ctx context.Context, po PeerOptions, name string, n, repeat int) 
 	}); err != nil {
 		return nil, err
 	}
-	ph.Converged = jsonDuration(time.Since(w.start))
-	if ph.Converge, err = w.untilQuiet(ctx, peerQuiet, false, time.Minute); err != nil {
+	convergedAt := time.Now()
+	ph.Converged = jsonDuration(convergedAt.Sub(w.start))
+	if ph.Converge, err = w.close(convergedAt); err != nil {
+		return nil, err
+	}
+	// What the operator still writes once everything exists (status): until it is quiet.
+	w.start, w.cpu = convergedAt, b.cpu.mark(p.pid())
+	if ph.After, err = w.untilQuiet(ctx, peerQuiet, false, peerAfter); err != nil {
 		return nil, err
 	}
 	if apiProf != nil {
@@ -417,7 +429,7 @@ func (w *auditWindow) close(end time.Time) (PeerWindow, error) {
 		return PeerWindow{}, err
 	}
 	out := PeerWindow{Took: jsonDuration(end.Sub(w.start)), CPU: w.cpu.to(cpu)}
-	out.Requests, out.NotFound = auditCounts(events, end)
+	out.Requests, out.NotFound = auditCounts(events, w.start, end)
 	return out, nil
 }
 
@@ -462,7 +474,7 @@ func (w *auditWindow) untilQuiet(ctx context.Context, quiet time.Duration, anyRe
 				return PeerWindow{}, err
 			}
 			out := PeerWindow{Took: jsonDuration(last.Sub(w.start)), CPU: w.cpu.to(endCPU)}
-			out.Requests, out.NotFound = auditCounts(events, last)
+			out.Requests, out.NotFound = auditCounts(events, w.start, last)
 			return out, nil
 		}
 	}

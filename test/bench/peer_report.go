@@ -22,6 +22,8 @@ type peerFigures struct {
 	requests, writes, notFound   float64
 	apiserver, etcd, operatorCPU time.Duration
 	steady                       int
+	after                        time.Duration
+	afterRequests, afterWrites   int
 	restart                      time.Duration
 	restartWrites, restartReqs   int
 }
@@ -37,7 +39,8 @@ func figuresOf(p PeerPhase, n int) peerFigures {
 		requests:  float64(p.Converge.Total()) / float64(n), writes: float64(p.Converge.Writes()) / float64(n),
 		notFound:  float64(nf) / float64(n),
 		apiserver: per(p.Converge.CPU.APIServer), etcd: per(p.Converge.CPU.Etcd), operatorCPU: per(p.Converge.CPU.Operator),
-		steady:  p.Steady.Total(),
+		steady: p.Steady.Total(),
+		after:  time.Duration(p.After.Took), afterRequests: p.After.Total(), afterWrites: p.After.Writes(),
 		restart: time.Duration(p.Restart.Took), restartWrites: p.Restart.Writes(), restartReqs: p.Restart.Total(),
 	}
 }
@@ -52,14 +55,15 @@ func PeerMarkdown(r *PeerResult) string {
 	}
 	fmt.Fprintf(&b, "Command: `%s`\n\nMachine: %s; load average (1, 5, 15 min) at start → end: %s. This operator: %s --cache-transform=%s; LLMKube v0.9.19 at its defaults. %d appliers; steady window %s. Requests are the operator's user's, from the API server's audit log.\n\n",
 		cmd, r.Machine, r.Load, r.Options.Settings, r.Options.CacheTransform, r.Options.Workers, r.Options.Steady)
-	b.WriteString("| N | repeat | operator | load | converged | requests per pair | writes per pair | 404 answers per pair | API server CPU per pair | etcd CPU per pair | operator CPU per pair | requests in steady window | restart: quiet after | restart: requests, writes |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| N | repeat | operator | load | converged | requests per pair | writes per pair | 404 answers per pair | API server CPU per pair | etcd CPU per pair | operator CPU per pair | after converged: writes for, requests, writes | requests in steady window | restart: quiet after | restart: requests, writes |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, run := range r.Runs {
 		for _, p := range run.Phases {
 			f := figuresOf(p, run.N)
-			fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %.2f | %.2f | %.2f | %s | %s | %s | %d | %s | %d, %d |\n",
+			fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %.2f | %.2f | %.2f | %s | %s | %s | %s, %d, %d | %d | %s | %d, %d |\n",
 				run.N, run.Repeat, p.Name, p.Load, fmtDur(f.converged), f.requests, f.writes, f.notFound,
-				fmtDur(f.apiserver), fmtDur(f.etcd), fmtDur(f.operatorCPU), f.steady, fmtDur(f.restart), f.restartReqs, f.restartWrites)
+				fmtDur(f.apiserver), fmtDur(f.etcd), fmtDur(f.operatorCPU), fmtDur(f.after), f.afterRequests, f.afterWrites,
+				f.steady, fmtDur(f.restart), f.restartReqs, f.restartWrites)
 		}
 	}
 	b.WriteString("\nRatio this operator / LLMKube's (per N, the mean of its repeats' phases):\n\n")
@@ -78,10 +82,11 @@ func PeerMarkdown(r *PeerResult) string {
 			fmt.Fprintf(&b, "- N=%d repeat %d %s: %s\n", run.N, run.Repeat, p.Name, perPair(p.Converge, run.N))
 		}
 	}
-	b.WriteString("\nSteady window and restart, by verb and resource (totals):\n\n")
+	b.WriteString("\nAfter converged, steady window and restart, by verb and resource (totals):\n\n")
 	for _, run := range r.Runs {
 		for _, p := range run.Phases {
-			fmt.Fprintf(&b, "- N=%d repeat %d %s: steady %s; restart %s\n", run.N, run.Repeat, p.Name, fmtMap(p.Steady.Requests), fmtMap(p.Restart.Requests))
+			fmt.Fprintf(&b, "- N=%d repeat %d %s: after converged %s; steady %s; restart %s\n", run.N, run.Repeat, p.Name,
+				fmtMap(p.After.Requests), fmtMap(p.Steady.Requests), fmtMap(p.Restart.Requests))
 		}
 	}
 	for _, run := range r.Runs {
@@ -147,6 +152,9 @@ func meanFigures(r *PeerResult, n int, name string) peerFigures {
 		sum.etcd += f.etcd
 		sum.operatorCPU += f.operatorCPU
 		sum.steady += f.steady
+		sum.after += f.after
+		sum.afterRequests += f.afterRequests
+		sum.afterWrites += f.afterWrites
 		sum.restart += f.restart
 		sum.restartWrites += f.restartWrites
 		sum.restartReqs += f.restartReqs
@@ -158,7 +166,7 @@ func meanFigures(r *PeerResult, n int, name string) peerFigures {
 	return peerFigures{
 		converged: sum.converged / d, requests: sum.requests / float64(k), writes: sum.writes / float64(k), notFound: sum.notFound / float64(k),
 		apiserver: sum.apiserver / d, etcd: sum.etcd / d, operatorCPU: sum.operatorCPU / d,
-		steady: sum.steady / k, restart: sum.restart / d, restartWrites: sum.restartWrites / k, restartReqs: sum.restartReqs / k,
+		steady: sum.steady / k, after: sum.after / d, afterRequests: sum.afterRequests / k, afterWrites: sum.afterWrites / k, restart: sum.restart / d, restartWrites: sum.restartWrites / k, restartReqs: sum.restartReqs / k,
 	}
 }
 
