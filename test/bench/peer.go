@@ -90,7 +90,7 @@ type PeerPhase struct {
 	// After is from then until the operator wrote nothing for peerQuiet (the status writes that
 	// follow the last create), at most peerAfter.
 	After  PeerWindow `json:"afterConverged"`
-	Steady   PeerWindow `json:"steady"`
+	Steady PeerWindow `json:"steady"`
 	// Restart is from the new process's start until it is quiet (peerSettled).
 	Restart PeerWindow `json:"restart"`
 	// APIServerProfile is the API server's CPU profile over the convergence.
