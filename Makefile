@@ -164,6 +164,17 @@ bench-fair: envtest-bin ## Operator process against the unthrottled floor and th
 	go build -o bin/llmkube-operator ./cmd/operator
 	go run ./cmd/bench -fair -operator-binary bin/llmkube-operator $(BENCH_FAIR_ARGS)
 
+# This operator beside LLMKube v0.9.19's real operator (../shared/peers/llmkube/build.sh builds
+# it, cached) on the same Model and InferenceService pairs, each on a fresh control plane with its
+# own CRDs, the order alternating; requests from the API server's audit log of the operator's user.
+# docs/benchmarks/README.md says how to read peer.md.
+BENCH_PEER_ARGS ?= -n 100,1000 -repeat 1 -apiserver-profile -out docs/benchmarks/peer
+
+.PHONY: bench-peer
+bench-peer: envtest-bin ## This operator and LLMKube's real one on the same N Model+InferenceService pairs, each on a fresh control plane, order alternating: requests, writes, API server CPU per pair, steady window, restart; writes docs/benchmarks/peer.
+	go build -o bin/llmkube-operator ./cmd/operator
+	go run ./cmd/bench -peer -operator-binary bin/llmkube-operator -peer-dir "$$(bash ../shared/peers/llmkube/build.sh | tail -n 1)" $(BENCH_PEER_ARGS)
+
 # make run with its real node (docs/real-node.md, what it costs): cold, from a cache without the
 # node's binaries and with no images, then warm. Root; holds the machine's real-node lock.
 .PHONY: bench-run

@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -50,6 +52,9 @@ func main() {
 	repeat := flag.Int("repeat", 2, "Fair mode: repeats of every N (the phase order alternates between them).")
 	apiProfile := flag.Bool("apiserver-profile", false, "Fair mode: CPU-profile the API server over every phase into -out and report where the operator's phase spent more of it than the floor+watches phase.")
 	firstRepeat := flag.Int("first-repeat", 0, "Fair mode: the index of the first repeat, so a run of -repeat 1 -first-repeat 1 adds the operator-first order to an earlier floor-first run.")
+	peer := flag.Bool("peer", false, "Peer mode: this operator and LLMKube's (-peer-dir) converge the same N Model and InferenceService pairs, each on a fresh control plane with its own CRDs, order alternating; steady window and restart; requests from the API server's audit log; writes peer.md and peer.json into -out (needs -operator-binary; uses -n, -repeat, -workers, -cache-transform, -unthrottled-*, -apiserver-profile).")
+	peerDir := flag.String("peer-dir", "", "Peer mode: the folder ../shared/peers/llmkube/build.sh prints (manager, crd/).")
+	steady := flag.Duration("steady", 60*time.Second, "Peer mode: the steady window after the convergence.")
 	flag.Parse()
 	o.Unthrottled.QPS = float32(*uqps)
 	for _, s := range strings.Split(*sweep, ",") {
@@ -80,6 +85,14 @@ func main() {
 	}
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer cancel()
+	if *peer {
+		runPeer(ctx, bench.PeerOptions{
+			Ns: o.Ns, Repeat: *repeat, OperatorBinary: o.OperatorBinary, PeerDir: *peerDir, Settings: o.Unthrottled,
+			CacheTransform: o.CacheTransform, Workers: o.Workers, Steady: *steady, APIServerProfile: *apiProfile,
+			ProfileDir: o.ProfileDir, Log: o.Log,
+		}, *out)
+		return
+	}
 	if *fair {
 		runFair(ctx, o, bench.FairOptions{Repeat: *repeat, FirstRepeat: *firstRepeat, APIServerProfile: *apiProfile}, *out)
 		return
@@ -120,18 +133,44 @@ func runFair(ctx context.Context, o bench.Options, fo bench.FairOptions, out str
 	}
 }
 
-// fairCommand is the make command that reruns a fair run of these arguments: make bench-fair
-// passes -fair and the operator binary itself, the rest is BENCH_FAIR_ARGS.
+// runPeer is -peer: bench.Peer, printed and written.
+func runPeer(ctx context.Context, po bench.PeerOptions, out string) {
+	res, err := bench.Peer(ctx, po)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+	res.Command = makeCommand("bench-peer", "BENCH_PEER_ARGS", os.Args[1:], "peer", "peer-dir")
+	fmt.Print(bench.PeerMarkdown(res))
+	if out != "" {
+		if err := bench.WritePeer(res, out); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "wrote %s/peer.md and %s/peer.json\n", out, out)
+	}
+}
+
+// fairCommand is the make command that reruns a fair run of these arguments.
 func fairCommand(args []string) string {
+	return makeCommand("bench-fair", "BENCH_FAIR_ARGS", args, "fair")
+}
+
+// makeCommand is the make command that reruns a run of these arguments: the target passes
+// -operator-binary and the flags named in own itself, the rest is the variable vars.
+func makeCommand(target, vars string, args []string, own ...string) string {
 	var rest []string
 	for i := 0; i < len(args); i++ {
-		switch a := strings.TrimLeft(args[i], "-"); {
-		case a == "fair" || strings.HasPrefix(a, "operator-binary="):
-		case a == "operator-binary":
-			i++
+		a := strings.TrimLeft(args[i], "-")
+		name, _, hasValue := strings.Cut(a, "=")
+		switch {
+		case name == "operator-binary" || slices.Contains(own, name):
+			if !hasValue && name != "fair" && name != "peer" {
+				i++
+			}
 		default:
 			rest = append(rest, args[i])
 		}
 	}
-	return "make bench-fair BENCH_FAIR_ARGS='" + strings.Join(rest, " ") + "'"
+	return "make " + target + " " + vars + "='" + strings.Join(rest, " ") + "'"
 }

@@ -91,6 +91,8 @@ type Options struct {
 	UnrelatedConfigMaps  int
 	// Log gets progress lines; nil is quiet.
 	Log io.Writer `json:"-"`
+	// plane changes the control plane (the peer comparison's CRDs, audit log, observer).
+	plane planeOptions
 }
 
 // Result is one run.
@@ -260,7 +262,11 @@ func newBench(ctx context.Context, cfg *rest.Config, o Options) (*bench, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, obj := range []client.Object{&inferencev1alpha1.InferenceService{}, &inferencev1alpha1.ModelRouter{}, &appsv1.Deployment{}, &corev1.Service{}} {
+	kinds := o.plane.observe
+	if kinds == nil {
+		kinds = []client.Object{&inferencev1alpha1.InferenceService{}, &inferencev1alpha1.ModelRouter{}, &appsv1.Deployment{}, &corev1.Service{}}
+	}
+	for _, obj := range kinds {
 		if _, err := obs.GetInformer(ctx, obj); err != nil {
 			return nil, err
 		}
@@ -710,9 +716,31 @@ func (b *bench) waitLabelGone(ctx context.Context, key client.ObjectKey, start t
 // window: at N=5000 that was 9 ms of CPU per object taken from the API server's two cores, in
 // the operator's phase only.
 func (b *bench) waitConverged(ctx context.Context, ns string, n int, timeout time.Duration) error {
+	converged := func(o client.Object) bool {
+		is, ok := o.(*inferencev1alpha1.InferenceService)
+		return ok && is.Status.ObservedGeneration == is.Generation
+	}
+	return b.waitCounted(ctx, ns, n, timeout, []countedKind{
+		{"deployments", &appsv1.Deployment{}, exists},
+		{"services", &corev1.Service{}, exists},
+		{"inferenceservices", &inferencev1alpha1.InferenceService{}, converged},
+	})
+}
+
+// countedKind is one kind waitCounted counts: the objects of it for which counts holds.
+type countedKind struct {
+	name   string
+	obj    client.Object
+	counts func(client.Object) bool
+}
+
+func exists(client.Object) bool { return true }
+
+// waitCounted waits until, for every kind, n objects of ns count, as seen by the observer's
+// watches (waitConverged's note says why from watch events).
+func (b *bench) waitCounted(ctx context.Context, ns string, n int, timeout time.Duration, kinds []countedKind) error {
 	var mu sync.Mutex
-	// Per kind, the names of ns that count: Deployments and Services that exist, InferenceServices
-	// whose status observed their generation.
+	// Per kind, the names of ns that count.
 	counted := map[string]map[string]bool{}
 	done := make(chan struct{})
 	var closed bool
@@ -755,25 +783,17 @@ func (b *bench) waitConverged(ctx context.Context, ns string, n int, timeout tim
 			DeleteFunc: func(obj any) { set(obj, false) },
 		}
 	}
-	exists := func(client.Object) bool { return true }
-	converged := func(o client.Object) bool {
-		is, ok := o.(*inferencev1alpha1.InferenceService)
-		return ok && is.Status.ObservedGeneration == is.Generation
+	// Every kind is in counted before the first event can arrive.
+	handlers := make([]toolscache.ResourceEventHandler, len(kinds))
+	for i, k := range kinds {
+		handlers[i] = track(k.name, k.counts)
 	}
-	handlers := []struct {
-		obj     client.Object
-		handler toolscache.ResourceEventHandler
-	}{
-		{&appsv1.Deployment{}, track("deployments", exists)},
-		{&corev1.Service{}, track("services", exists)},
-		{&inferencev1alpha1.InferenceService{}, track("inferenceservices", converged)},
-	}
-	for _, h := range handlers {
-		inf, err := b.observer.GetInformer(ctx, h.obj)
+	for i, k := range kinds {
+		inf, err := b.observer.GetInformer(ctx, k.obj)
 		if err != nil {
 			return err
 		}
-		reg, err := inf.AddEventHandler(h.handler)
+		reg, err := inf.AddEventHandler(handlers[i])
 		if err != nil {
 			return err
 		}
@@ -787,8 +807,11 @@ func (b *bench) waitConverged(ctx context.Context, ns string, n int, timeout tim
 	case <-time.After(timeout):
 		mu.Lock()
 		defer mu.Unlock()
-		return fmt.Errorf("timed out after %s: %d Deployments, %d Services, %d InferenceServices converged of %d",
-			timeout, len(counted["deployments"]), len(counted["services"]), len(counted["inferenceservices"]), n)
+		var got []string
+		for _, k := range kinds {
+			got = append(got, fmt.Sprintf("%d %s", len(counted[k.name]), k.name))
+		}
+		return fmt.Errorf("timed out after %s: %s counted of %d", timeout, strings.Join(got, ", "), n)
 	}
 }
 

@@ -12,9 +12,20 @@ import (
 	"os"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/llmkube/operator/test/envtest/testenv"
 )
+
+// planeOptions change the control plane startPlane starts, for the peer comparison (Peer).
+type planeOptions struct {
+	// crds is a folder of CRDs installed instead of the operator's (LLMKube's own).
+	crds string
+	// audit, when set, makes the API server write an audit log of the operator's user.
+	audit *auditLog
+	// observe are the kinds the observer watches; nil is every kind waitConverged counts.
+	observe []client.Object
+}
 
 // startPlane starts a fresh control plane (kube-apiserver and etcd, with the operator's CRDs)
 // and the benchmark's clients on it: the user, the observer, the CPU meter of the two processes,
@@ -25,8 +36,15 @@ func startPlane(ctx context.Context, o Options) (b *bench, stop func(), err erro
 	if err != nil {
 		return nil, nil, err
 	}
+	if o.plane.crds != "" {
+		env.CRDDirectoryPaths = []string{o.plane.crds}
+	}
 	// The default /24 holds ~250 Services.
-	env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
+	apiArgs := env.ControlPlane.GetAPIServer().Configure().Set("service-cluster-ip-range", "10.0.0.0/16")
+	if o.plane.audit != nil {
+		apiArgs.Set("audit-policy-file", o.plane.audit.policy).Set("audit-log-path", o.plane.audit.path).
+			Set("audit-log-format", "json")
+	}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, nil, fmt.Errorf("starting the control plane: %w", err)
