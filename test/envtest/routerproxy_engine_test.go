@@ -186,7 +186,9 @@ var _ = Describe("Router proxy balancing on what the engines report", func() {
 			Expect(err).NotTo(HaveOccurred(), "request %d", i)
 			Expect(strings.TrimSpace(resp.Choices[0].Message.Content)).To(BeElementOf("a", "b", "c"))
 		}
-		Expect(c.hangingReads.Load()).To(BeNumerically(">=", 1), "the pod's read still hangs")
+		// The scraper gives a hanging read up at its deadline and starts the next, so between two
+		// reads none may be open for a moment (seen on a loaded machine): the pod keeps hanging.
+		Eventually(c.hangingReads.Load).Should(BeNumerically(">=", 1), "the pod's reads still hang")
 		Expect(p.metric(`llmkube_router_engine_reads_failed_total{backend="local"}`)).To(BeNumerically(">=", 1))
 	})
 })
