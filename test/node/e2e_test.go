@@ -238,7 +238,7 @@ func (s *suite) goMemLimit(ns, deployment, metricsPort string) func(t *testing.T
 		port, stop := s.portForward(t, ns, "deploy/"+deployment, metricsPort)
 		defer stop()
 		body := httpGet(t, "http://127.0.0.1:"+port+"/metrics")
-		m := regexp.MustCompile(`(?m)^go_gc_gomemlimit_bytes (\S+)$`).FindStringSubmatch(body)
+		m := regexp.MustCompile(`(?m)^go_gc_gomemlimit_bytes(?:\{[^}]*\})? (\S+)$`).FindStringSubmatch(body)
 		if m == nil {
 			t.Fatalf("the /metrics of %s have no go_gc_gomemlimit_bytes", deployment)
 		}
