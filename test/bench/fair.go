@@ -149,11 +149,16 @@ type Spread struct {
 // what the machine does meanwhile (its other load, its caches, its clock), and alternating it
 // spreads that over both sides.
 func fairOrder(repeat int) []string {
-	order := []string{PhaseFloor, PhaseFloorWatches, PhaseOperator}
+	return alternating(repeat, PhaseFloor, PhaseFloorWatches, PhaseOperator)
+}
+
+// alternating is the order of a repeat's phases: as given on even repeats, reversed on odd
+// ones, so that no phase always runs on a machine another one has just warmed.
+func alternating(repeat int, phases ...string) []string {
 	if repeat%2 == 1 {
-		slices.Reverse(order)
+		slices.Reverse(phases)
 	}
-	return order
+	return phases
 }
 
 // Fair compares the operator with the floors phase by phase, each phase on a fresh control

@@ -128,13 +128,7 @@ const peerAfter = 30 * time.Second
 const peerSettled = 10 * time.Second
 
 // peerOrder alternates which operator runs first.
-func peerOrder(repeat int) []string {
-	order := []string{PeerOperator, PeerLLMKube}
-	if repeat%2 == 1 {
-		slices.Reverse(order)
-	}
-	return order
-}
+func peerOrder(repeat int) []string { return alternating(repeat, PeerOperator, PeerLLMKube) }
 
 // Peer runs this operator and LLMKube's on the same manifests, each on a fresh control plane.
 func Peer(ctx context.Context, po PeerOptions) (*PeerResult, error) {
@@ -423,7 +417,11 @@ func (b *bench) openAuditWindow(audit *auditLog, p *process) *auditWindow {
 
 // close counts the window's requests up to end (CPU up to now).
 func (w *auditWindow) close(end time.Time) (PeerWindow, error) {
-	cpu := w.b.cpu.mark(w.p.pid())
+	return w.count(end, w.b.cpu.mark(w.p.pid()))
+}
+
+// count is the window's requests from its start up to end, with the CPU up to cpu.
+func (w *auditWindow) count(end time.Time, cpu cpuMark) (PeerWindow, error) {
 	events, _, err := w.audit.since(w.from)
 	if err != nil {
 		return PeerWindow{}, err
@@ -469,13 +467,7 @@ func (w *auditWindow) untilQuiet(ctx context.Context, quiet time.Duration, anyRe
 			last = lastAny
 		}
 		if time.Since(last) > quiet || time.Now().After(deadline) {
-			events, _, err := w.audit.since(w.from)
-			if err != nil {
-				return PeerWindow{}, err
-			}
-			out := PeerWindow{Took: jsonDuration(last.Sub(w.start)), CPU: w.cpu.to(endCPU)}
-			out.Requests, out.NotFound = auditCounts(events, w.start, last)
-			return out, nil
+			return w.count(last, endCPU)
 		}
 	}
 }
