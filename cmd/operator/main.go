@@ -217,19 +217,17 @@ func run(ctx context.Context, o options) error {
 // embedded cluster keeps serving the chart's operator until Ctrl-C.
 func runStandingDown(ctx context.Context, mgr ctrl.Manager, o options) error {
 	setupLog := ctrl.Log.WithName("setup")
-	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
-	if err != nil {
-		return err
-	}
+	// Writes and the API reader go straight to the API server, so both serve before the
+	// manager (and its cache) starts; the chart's Deployment is not in the label-scoped cache.
 	if o.leaderElect {
-		if err := ensureNamespace(ctx, direct, o.leaderElectionNamespace); err != nil {
+		if err := ensureNamespace(ctx, mgr.GetClient(), o.leaderElectionNamespace); err != nil {
 			return fmt.Errorf("creating the Lease's namespace %s: %w", o.leaderElectionNamespace, err)
 		}
 	}
 	mgrCtx, standDown := context.WithCancel(ctx)
 	defer standDown()
 	chart := make(chan string, 1)
-	go func() { chart <- standDownForChart(mgrCtx, direct, standDown, ctrl.Log.WithName("handover")) }()
+	go func() { chart <- standDownForChart(mgrCtx, mgr.GetAPIReader(), standDown, ctrl.Log.WithName("handover")) }()
 	setupLog.Info("starting manager", "fieldManager", o.fieldManager)
 	if err := mgr.Start(mgrCtx); err != nil || ctx.Err() != nil {
 		return err

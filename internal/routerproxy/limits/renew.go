@@ -19,11 +19,13 @@ import "time"
 
 // renewLoop queues the in-flight leases every lease/3 until the store closes.
 func (s *redisStore) renewLoop() {
+	tick := time.NewTicker(lease / 3)
+	defer tick.Stop()
 	for {
 		select {
 		case <-s.done:
 			return
-		case <-time.After(lease / 3):
+		case <-tick.C:
 		}
 		s.b.mu.Lock()
 		s.b.renews = s.b.renews[:0]
