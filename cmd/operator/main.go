@@ -227,7 +227,9 @@ func runStandingDown(ctx context.Context, mgr ctrl.Manager, o options) error {
 	mgrCtx, standDown := context.WithCancel(ctx)
 	defer standDown()
 	chart := make(chan string, 1)
-	go func() { chart <- standDownForChart(mgrCtx, mgr.GetAPIReader(), standDown, ctrl.Log.WithName("handover")) }()
+	go func() {
+		chart <- standDownForChart(mgrCtx, mgr.GetAPIReader(), standDown, ctrl.Log.WithName("handover"))
+	}()
 	setupLog.Info("starting manager", "fieldManager", o.fieldManager)
 	if err := mgr.Start(mgrCtx); err != nil || ctx.Err() != nil {
 		return err
