@@ -8,15 +8,17 @@ package ownership
 
 // This file is the create half of "create, or update the object I control". An apply to a name
 // that does not exist creates the object, and one to a name that exists updates it: an apply sent
-// after a read that found nothing adopts whatever someone created in between (sets the
-// controller reference, replaces the fields the operator applies). An apply has no precondition
-// "must not exist" (its UID pin says "must be this object"; a missing object with a UID in the
-// apply is refused, so the pin cannot ask for absence). A create (POST) has exactly that
-// precondition: it fails with AlreadyExists. So the operator creates with a POST, and then hands
-// the fields the POST gave its field manager's Update entry to its Apply entry, pinned to the
-// created object's UID and resourceVersion: the object then looks exactly as an apply would have
-// created it, and the next apply can remove a field (an Update entry co-owning every field would
-// keep them forever, kubernetes/kubernetes#99003).
+// after a read that found nothing would adopt whatever someone created in between (set the
+// controller reference, replace the fields the operator applies). The UID pin cannot ask for
+// absence (an apply carrying a UID to a missing name is refused). A resourceVersion can: the API
+// server ignores it when an apply creates, and refuses with a conflict one that differs from the
+// live object's when the name exists. No object is ever at resourceVersion "1" (etcd's first write
+// is revision 2), so an apply carrying it creates or fails, in one request, and leaves exactly the
+// Apply entry an apply leaves. Measured on the API server in test/envtest/create_pin_test.go.
+//
+// Objects created by earlier versions of this operator (a POST, then a write that handed the
+// POST's Update entry to the Apply entry) may still carry that Update entry when the process
+// stopped between the two: handOver finishes them.
 
 import (
 	"context"
@@ -24,13 +26,14 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
 // notApplied are the fields the API server never records in a managedFields entry: the identity
@@ -48,75 +51,30 @@ var notApplied = fieldpath.NewSet(
 	fieldpath.MakePathOrDie("metadata", "managedFields"),
 )
 
-// create creates the object desired describes, failing when one of its name exists, with the
-// ownership an apply of desired would have given it. Two requests: the POST and the write of its
-// managedFields. The API server's answer is decoded into desired, as an apply's is.
-func (a Applier) create(ctx context.Context, desired runtime.ApplyConfiguration) error {
-	obj, err := ToUnstructured(desired)
-	if err != nil {
-		return err
-	}
-	entry, err := a.applyEntry(obj)
-	if err != nil {
-		return err
-	}
-	if err := a.Client.Create(ctx, obj, client.FieldOwner(a.FieldManager)); err != nil {
-		return err
-	}
-	var entries []metav1.ManagedFieldsEntry
-	for _, e := range obj.GetManagedFields() {
-		if e.Manager == a.FieldManager && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == "" {
-			continue
-		}
-		entries = append(entries, e)
-	}
-	patch, err := json.Marshal([]map[string]any{
-		{"op": "test", "path": "/metadata/uid", "value": obj.GetUID()},
-		{"op": "test", "path": "/metadata/resourceVersion", "value": obj.GetResourceVersion()},
-		{"op": "replace", "path": "/metadata/managedFields", "value": append(entries, entry)},
-	})
-	if err != nil {
-		return err
-	}
-	a.Written.RecordCreated(obj)
-	// Note: should this fail (the object changed in between, the process stops), the object is
-	// the operator's and keeps the Update entry; the next apply to it still works, and the field
-	// manager owns every field twice until an apply removes one (see handOver).
-	if err := a.Client.Patch(ctx, obj, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(a.FieldManager)); err != nil {
-		return fmt.Errorf("created, then handing its fields to the apply entry: %w", err)
-	}
-	data, err := json.Marshal(obj.Object)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(data, desired)
-}
+// mustNotExist is the resourceVersion no stored object has: an apply carrying it creates, or
+// fails with a conflict when the name is taken.
+const mustNotExist = "1"
 
-// applyEntry is the managedFields entry an apply of obj (an apply configuration as unstructured)
-// by the field manager would leave on the object it creates.
-func (a Applier) applyEntry(obj runtime.Object) (metav1.ManagedFieldsEntry, error) {
-	tc := a.Types
-	if tc == nil {
-		tc = NewTypeConverter(a.Client.Scheme(), managedfields.NewDeducedTypeConverter())
+// create creates the object desired describes, failing with AlreadyExists when one of its name
+// exists (someone's object, or the operator's own that the cache has not shown yet): one apply
+// pinned to mustNotExist. The API server's answer is decoded into desired, as an apply's is.
+func (a Applier) create(ctx context.Context, desired runtime.ApplyConfiguration) error {
+	m := objectMeta(desired)
+	if m == nil {
+		return fmt.Errorf("%s %s: the apply configuration has no metadata to pin its create with", kindOf(desired), KeyOf(desired))
 	}
-	tv, err := tc.ObjectToTyped(obj, typed.AllowDuplicates)
-	if err != nil {
-		return metav1.ManagedFieldsEntry{}, fmt.Errorf("typing the object to create: %w", err)
+	m.ResourceVersion = ptr.To(mustNotExist)
+	err := a.Apply(ctx, desired)
+	if err == nil {
+		return nil
 	}
-	set, err := tv.ToFieldSet()
-	if err != nil {
-		return metav1.ManagedFieldsEntry{}, err
+	// Not sent after all: the apply that follows a fresh read carries the live resourceVersion or none.
+	m.ResourceVersion = nil
+	if apierrors.IsConflict(err) {
+		key := KeyOf(desired)
+		return apierrors.NewAlreadyExists(schema.GroupResource{Resource: kindOf(desired)}, key.Name)
 	}
-	raw, err := set.Difference(notApplied).ToJSON()
-	if err != nil {
-		return metav1.ManagedFieldsEntry{}, err
-	}
-	return metav1.ManagedFieldsEntry{
-		Manager: a.FieldManager, Operation: metav1.ManagedFieldsOperationApply,
-		APIVersion: obj.GetObjectKind().GroupVersionKind().GroupVersion().String(),
-		Time:       &metav1.Time{Time: time.Now().UTC().Truncate(time.Second)}, FieldsType: "FieldsV1",
-		FieldsV1: &metav1.FieldsV1{Raw: raw},
-	}, nil
+	return err
 }
 
 // handOver finishes a create whose second write never happened (the process stopped between the

@@ -23,7 +23,7 @@ import (
 // OwnWrites filters the watch events of owned objects that the operator's own applies caused, so
 // that they do not reconcile the owner again. A nil *OwnWrites lets every event through.
 //
-//   - create of an object the field manager has applied (or created): dropped. Either this process created it,
+//   - create of an object the field manager has applied: dropped. Either this process created it,
 //     and the reconcile that did so already used the API server's answer (the status is computed
 //     from it), or it existed when the cache started, and the owner's own create event from the
 //     same start reconciles the owner anyway.
@@ -50,7 +50,6 @@ type OwnWrites struct {
 	FieldManager string
 	rv           sync.Map // types.UID -> resourceVersion
 	over         sync.Map // types.UID -> sent, the last apply and the resourceVersion it was sent over
-	created      sync.Map // types.UID -> resourceVersion a create was answered with (create.go)
 }
 
 // sent is one apply: the resourceVersion of the object it was sent over, and a digest of the
@@ -78,22 +77,6 @@ func (w *OwnWrites) Record(ac any) {
 	if uid, rv := appliedMeta(ac); uid != "" && rv != "" {
 		w.rv.Store(uid, rv)
 	}
-}
-
-// RecordCreated remembers the resourceVersion the POST of a create (create.go) was answered with,
-// before the write that hands its fields to the Apply entry is sent: the update event from that
-// resourceVersion is the handover's own write.
-//
-// Note: recorded before the handover is sent, unlike Record, because the handover's event can
-// overtake its answer (a second reconcile per created object in `make bench` when it was recorded
-// after). The handover is pinned to this resourceVersion, so when it succeeds the next write after
-// it is the handover; when someone else's write came first the handover fails, and the reconcile
-// that sent it returns the error and runs again: dropping that update event loses nothing.
-func (w *OwnWrites) RecordCreated(obj client.Object) {
-	if w == nil || obj.GetUID() == "" || obj.GetResourceVersion() == "" {
-		return
-	}
-	w.created.Store(obj.GetUID(), obj.GetResourceVersion())
 }
 
 // RecordSentOver remembers that this process's last apply to live, of the configuration whose
@@ -131,12 +114,11 @@ func (w *OwnWrites) Predicate() predicate.Predicate { return TypedPredicate[clie
 func TypedPredicate[T client.Object](w *OwnWrites) predicate.TypedPredicate[T] {
 	return predicate.TypedFuncs[T]{
 		CreateFunc: func(e event.TypedCreateEvent[T]) bool { return !w.applied(e.Object) },
-		UpdateFunc: func(e event.TypedUpdateEvent[T]) bool { return !w.own(e.ObjectNew) && !w.handedOver(e.ObjectOld) },
+		UpdateFunc: func(e event.TypedUpdateEvent[T]) bool { return !w.own(e.ObjectNew) },
 		DeleteFunc: func(e event.TypedDeleteEvent[T]) bool {
 			if w != nil && client.Object(e.Object) != nil {
 				w.rv.Delete(e.Object.GetUID())
 				w.over.Delete(e.Object.GetUID())
-				w.created.Delete(e.Object.GetUID())
 			}
 			return true
 		},
@@ -166,23 +148,8 @@ func (w *OwnWrites) own(obj client.Object) bool {
 	return ok && rv.(string) == obj.GetResourceVersion()
 }
 
-// handedOver says whether an update from old is the handover of this process's create of it: old is
-// at the resourceVersion the create was answered with.
-//
-// Note: the create is remembered until the object is deleted, not forgotten at the first match:
-// every controller that watches the kind (the InferenceService's and the ModelRouter's both own
-// Deployments) asks about the same event.
-func (w *OwnWrites) handedOver(old client.Object) bool {
-	if w == nil || old == nil {
-		return false
-	}
-	rv, ok := w.created.Load(old.GetUID())
-	return ok && rv.(string) == old.GetResourceVersion()
-}
-
-// applied says whether the field manager has an entry on obj: an Apply entry, or the Update
-// entry of its own create (create.go), which a create event can show before the entry is handed
-// to the Apply entry.
+// applied says whether the field manager has an entry on obj (the Apply entry its create leaves,
+// create.go).
 func (w *OwnWrites) applied(obj client.Object) bool {
 	if w == nil || obj == nil {
 		return false

@@ -82,24 +82,3 @@ func checkPredicate(t *testing.T, cases []predicateCase) {
 		}
 	}
 }
-
-// The handover of a create (create.go) is the operator's own write: its update event, from the
-// resourceVersion the POST was answered with, reconciles no owner, whichever controllers watch the
-// kind (the InferenceService's and the ModelRouter's both own Deployments: each asks about the
-// same event). Without it every created object cost its owner a second reconcile in `make bench`.
-func TestOwnWritesHandover(t *testing.T) {
-	w := &OwnWrites{FieldManager: "op"}
-	isvc, router := w.Predicate(), w.Predicate()
-	dep := func(rv string) *appsv1.Deployment {
-		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", UID: "u1", ResourceVersion: rv}}
-	}
-	w.RecordCreated(dep("7"))
-	handover := event.UpdateEvent{ObjectOld: dep("7"), ObjectNew: dep("8")}
-	checkPredicate(t, []predicateCase{
-		{"the handover, asked by one controller", false, isvc.Update(handover)},
-		{"the same handover, asked by a second controller", false, router.Update(handover)},
-		{"someone's write after the handover", true, isvc.Update(event.UpdateEvent{ObjectOld: dep("8"), ObjectNew: dep("9")})},
-		{"delete", true, isvc.Delete(event.DeleteEvent{Object: dep("9")})},
-		{"an update from that resourceVersion after the delete forgot it", true, router.Update(handover)},
-	})
-}

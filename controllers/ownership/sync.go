@@ -10,6 +10,7 @@ import (
 	"context"
 	"reflect"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -29,37 +30,66 @@ func (a Applier) ApplyChange(ctx context.Context, c Change) error {
 	return nil
 }
 
-// Sync is one object's whole write: it reads the object named key into live (from the cache, and
-// from the API server when the cache misses), refuses it when desired's controller does not
-// control it (NotControlled: never adopted, never migrated), migrates legacy ownership when the object needs it (the same code for every kind), extracts
-// what the field manager owns of it with extract (e.g. corev1ac.ExtractService), and applies
-// desired unless that already holds it. owner receives the Events. A failure names its step and
-// the object. After an apply, live holds the API server's answer.
+// Sync is one object's whole write: it reads the object named key into live from reader (the
+// cache), refuses it when desired's controller does not control it (NotControlled: never adopted,
+// never migrated), migrates legacy ownership when the object needs it (the same code for every
+// kind), extracts what the field manager owns of it with extract (e.g. corev1ac.ExtractService),
+// and applies desired unless that already holds it. owner receives the Events. A failure names its
+// step and the object. After an apply, live holds the API server's answer.
+//
+// A cache miss is not read again from the API server: the create that follows fails when the
+// name is taken (create.go), and only then is the object read past the cache, and decided as
+// above. The caches hold only the operator's labelled objects, so that read is what finds a
+// user's object or a legacy one; a create costs one request instead of a read that answers 404
+// and the create.
 func Sync[T client.Object, AC any](ctx context.Context, a Applier, reader client.Reader, owner client.Object, key client.ObjectKey,
 	live T, extract func(T, string) (AC, error), desired runtime.ApplyConfiguration) error {
 	kind := kindOf(desired)
-	c := Change{Owner: owner, Desired: desired}
-	switch found, err := a.Get(ctx, reader, key, live); {
-	case err != nil:
+	found, err := getCached(ctx, reader, key, live)
+	if err != nil {
 		return Fail(kind, key, StepRead, err)
-	case found:
-		if err := CheckControlled(live, desired); err != nil {
-			return Fail(kind, key, StepOwnership, err)
-		}
-		if live, err = MigrateIfNeeded(ctx, a.Migrator, owner, KindOfObject(owner), live, desired); err != nil {
+	}
+	if !found {
+		err := a.ApplyChange(ctx, Change{Owner: owner, Desired: desired})
+		if !apierrors.IsAlreadyExists(err) {
+			if err == nil {
+				answered(desired, live)
+			}
 			return err
 		}
-		owned, err := extract(live, a.FieldManager)
-		if err != nil {
-			return Fail(kind, key, StepExtract, err)
+		switch found, rerr := a.Get(ctx, a.Uncached(reader), key, live); {
+		case rerr != nil:
+			return Fail(kind, key, StepRead, rerr)
+		case !found:
+			return err // taken and gone again: the next reconcile decides on what is there then
 		}
-		c.Live, c.Owned = live, owned
 	}
-	if err := a.ApplyChange(ctx, c); err != nil {
+	if err := CheckControlled(live, desired); err != nil {
+		return Fail(kind, key, StepOwnership, err)
+	}
+	if live, err = MigrateIfNeeded(ctx, a.Migrator, owner, KindOfObject(owner), live, desired); err != nil {
+		return err
+	}
+	owned, err := extract(live, a.FieldManager)
+	if err != nil {
+		return Fail(kind, key, StepExtract, err)
+	}
+	if err := a.ApplyChange(ctx, Change{Owner: owner, Desired: desired, Live: live, Owned: owned}); err != nil {
 		return err
 	}
 	answered(desired, live)
 	return nil
+}
+
+// getCached reads key into obj from reader alone; false when it is not there.
+func getCached(ctx context.Context, reader client.Reader, key client.ObjectKey, obj client.Object) (bool, error) {
+	switch err := reader.Get(ctx, key, obj); {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }
 
 // answered puts the API server's answer to the apply of desired into live, so that the caller
