@@ -50,6 +50,7 @@ type OwnWrites struct {
 	FieldManager string
 	rv           sync.Map // types.UID -> resourceVersion
 	over         sync.Map // types.UID -> sent, the last apply and the resourceVersion it was sent over
+	taken        takenNames
 }
 
 // sent is one apply: the resourceVersion of the object it was sent over, and a digest of the
@@ -119,6 +120,7 @@ func TypedPredicate[T client.Object](w *OwnWrites) predicate.TypedPredicate[T] {
 			if w != nil && client.Object(e.Object) != nil {
 				w.rv.Delete(e.Object.GetUID())
 				w.over.Delete(e.Object.GetUID())
+				w.taken.forgetName(client.ObjectKeyFromObject(e.Object))
 			}
 			return true
 		},

@@ -41,23 +41,39 @@ func (a Applier) ApplyChange(ctx context.Context, c Change) error {
 // name is taken (create.go), and only then is the object read past the cache, and decided as
 // above. The caches hold only the operator's labelled objects, so that read is what finds a
 // user's object or a legacy one; a create costs one request instead of a read that answers 404
-// and the create.
+// and the create. A name found taken, or just created, is remembered until the cache shows it
+// (OwnWrites.RememberTaken), so an object the cache cannot see costs one read per resync, not a
+// refused create and a read.
 func Sync[T client.Object, AC any](ctx context.Context, a Applier, reader client.Reader, owner client.Object, key client.ObjectKey,
 	live T, extract func(T, string) (AC, error), desired runtime.ApplyConfiguration) error {
 	kind := kindOf(desired)
-	found, err := getCached(ctx, reader, key, live)
+	found, err := readFrom(ctx, reader, key, live)
 	if err != nil {
 		return Fail(kind, key, StepRead, err)
+	}
+	switch {
+	case found:
+		a.Written.ForgetTaken(desired, key)
+	case a.Written.Taken(desired, key):
+		// A name known taken: read it past the cache, where a create would be refused.
+		if found, err = readFrom(ctx, a.Uncached(reader), key, live); err != nil {
+			return Fail(kind, key, StepRead, err)
+		}
+		if !found {
+			a.Written.ForgetTaken(desired, key)
+		}
 	}
 	if !found {
 		err := a.ApplyChange(ctx, Change{Owner: owner, Desired: desired})
 		if !apierrors.IsAlreadyExists(err) {
 			if err == nil {
+				a.Written.RememberTaken(desired, key) // until the cache shows it
 				answered(desired, live)
 			}
 			return err
 		}
-		switch found, rerr := a.Get(ctx, a.Uncached(reader), key, live); {
+		a.Written.RememberTaken(desired, key)
+		switch found, rerr := readFrom(ctx, a.Uncached(reader), key, live); {
 		case rerr != nil:
 			return Fail(kind, key, StepRead, rerr)
 		case !found:
@@ -81,8 +97,8 @@ func Sync[T client.Object, AC any](ctx context.Context, a Applier, reader client
 	return nil
 }
 
-// getCached reads key into obj from reader alone; false when it is not there.
-func getCached(ctx context.Context, reader client.Reader, key client.ObjectKey, obj client.Object) (bool, error) {
+// readFrom reads key into obj from reader alone (no second reader on a miss, unlike Applier.Get); false when it is not there.
+func readFrom(ctx context.Context, reader client.Reader, key client.ObjectKey, obj client.Object) (bool, error) {
 	switch err := reader.Get(ctx, key, obj); {
 	case apierrors.IsNotFound(err):
 		return false, nil

@@ -595,9 +595,9 @@ func (b *bench) warmUp(ctx context.Context) error {
 }
 
 // writeLikeOperator writes what the operator writes for obj: Deployment, Service, status. The
-// Deployment and the Service are created as the operator creates them (a POST, then the write
-// that hands their fields to the Apply entry; ownership/create.go), so that the floor sends the
-// very requests the operator sends.
+// Deployment and the Service are created as the operator creates them (one apply pinned to
+// resourceVersion "1"; ownership/create.go), so that the floor sends the very requests the
+// operator sends.
 func writeLikeOperator(ctx context.Context, c client.Client, obj *inferencev1alpha1.InferenceService) error {
 	dep, err := inferenceservice.Deployment(obj, inferenceservice.Inputs{Replicas: ptr.To[int32](1)})
 	if err != nil {

@@ -90,15 +90,15 @@ func checkFairRun(t *testing.T, run FairRun) {
 			t.Errorf("repeat %d %s: etcd database size not measured: %+v", run.Repeat, p.Name, p.DB)
 		}
 		// Every phase creates each object's Deployment once, the floor's as the operator's.
-		if l := p.Latency["POST deployments"]; l.Requests < run.N || l.Mean <= 0 {
-			t.Errorf("repeat %d %s: the API server's latency of POST deployments not measured: %+v", run.Repeat, p.Name, p.Latency)
+		if l := p.Latency["APPLY deployments"]; l.Requests < run.N || l.Mean <= 0 {
+			t.Errorf("repeat %d %s: the API server's latency of APPLY deployments not measured: %+v", run.Repeat, p.Name, p.Latency)
 		}
 	}
 	if !slices.Equal(names, run.Order) {
 		t.Errorf("repeat %d: phases %v, want them in the recorded order %v", run.Repeat, names, run.Order)
 	}
 	op := run.Phase(PhaseOperator)
-	if op.CPU.Operator <= 0 || op.RSS == 0 || op.Requests["POST deployments"] == 0 {
+	if op.CPU.Operator <= 0 || op.RSS == 0 || op.Requests["APPLY deployments"] == 0 {
 		t.Errorf("repeat %d: operator's CPU, RSS or requests not measured: %+v", run.Repeat, op)
 	}
 	if run.OverFloor <= 0 || run.OverFloorWatches <= 0 {
