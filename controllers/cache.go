@@ -77,9 +77,11 @@ func stripUnread(in any) (any, error) {
 // its own (ownership.LabelManagedBy), so the cache holds the operator's objects, not the cluster's
 // (a cluster's 12k Deployments and 20k ConfigMaps cost 1-12 KB each in an unrestricted cache).
 //
-// Note: what the cache does not hold, the operator reads from the API server when it is about to
-// create an object (ownership.Applier.Get): that read finds a user's object of the same name, which
-// is then refused, and an object written before the label existed, which the next apply labels.
+// Note: what the cache does not hold, a metadata-only cache of names knows of
+// (ownership.ForeignNames, for the Deployments and claims a plan reads), and the operator reads
+// such a name from the API server: a user's object of the same name, which is then refused, or an
+// object written before the label existed, which the next apply labels. A create is pinned to
+// resourceVersion 1 (ownership/create.go), so a name taken a moment ago is refused, never adopted.
 // The objects a reconcile reads but does not own (Secrets, metadata only; Models; InferenceServices)
 // are not restricted. Nor, yet, are the optional InferencePool and HTTPRoute: a selector for a
 // kind makes the cache map it when the manager starts, which fails while its CRD is missing.

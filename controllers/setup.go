@@ -54,6 +54,9 @@ type Config struct {
 	// Metrics is where the operator's own metrics are registered (RegisterMetrics);
 	// controller-runtime's registry, the one its metrics endpoint serves, when nil.
 	Metrics prometheus.Registerer
+	// Namespaces are the namespaces the manager's cache watches (all when empty): the cache of
+	// the names the operator's caches leave out (ownership.ForeignNames) watches the same.
+	Namespaces []string
 }
 
 // Setup registers every reconciler with mgr. Tests call it too, so that the suite runs exactly
@@ -72,7 +75,14 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 		legacy.FieldManagers = ownership.DefaultLegacyFieldManagers
 	}
 	scheme := mgr.GetScheme()
-	applier := ownership.Applier{Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder,
+	foreign, err := ownership.NewForeignNames(mgr.GetConfig(), scheme, mgr.GetRESTMapper(), cfg.Namespaces)
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(foreign); err != nil {
+		return err
+	}
+	applier := ownership.Applier{Foreign: foreign,Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder,
 		// The Inference Extension's generated schema has no InferencePool (its parser does not
 		// know the kind), so the pool is typed by a schema deduced from the object, last.
 		Types:   ownership.NewTypeConverter(scheme, gatewayac.NewTypeConverter(scheme), managedfields.NewDeducedTypeConverter()),

@@ -291,6 +291,7 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 		AdoptLegacyOwnership: o.adoptLegacyOwnership,
 		RouterProxyImage:     o.routerProxyImage,
 		DriftRepair:          driftRepair(o.driftRepair),
+		Namespaces:           splitList(o.watchNamespaces),
 	}); err != nil {
 		return nil, err
 	}

@@ -137,7 +137,7 @@ type kind struct{ r *Reconciler }
 
 func (k kind) Plan(ctx context.Context, _ client.Reader, isvc *inferencev1alpha1.InferenceService) (planned, error) {
 	// Not the loop's reader, which reads past the cache on every miss: once per generation here.
-	ar := k.r.absent.reader(k.r.Client, k.r.Applier.Reader, isvc)
+	ar := k.r.absent.reader(k.r.Client, k.r.Applier.Past(), isvc)
 	obs, err := Observe(ctx, ar, isvc)
 	if err != nil {
 		return planned{}, err

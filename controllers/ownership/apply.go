@@ -48,6 +48,9 @@ type Applier struct {
 	// Reader reads past the cache (the manager's API reader): Get asks it when the cache misses,
 	// since the caches hold only the operator's labelled objects. Nil reads the cache only.
 	Reader client.Reader
+	// Foreign, when set, knows the names the caches leave out (ForeignNames): Past answers a name
+	// it knows to be free without asking Reader.
+	Foreign *ForeignNames
 }
 
 // Uncached is the API server's reader (Reader), or cached when the applier has none (a test that

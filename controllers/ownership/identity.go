@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -25,6 +26,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -212,8 +214,31 @@ type throughReader struct {
 
 func (t throughReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	err := t.Reader.Get(ctx, key, obj, opts...)
-	if apierrors.IsNotFound(err) && t.a.Reader != nil && labelled(obj) {
-		err = t.a.Reader.Get(ctx, key, obj, opts...)
+	if past := t.a.Past(); apierrors.IsNotFound(err) && past != nil && labelled(obj) {
+		err = past.Get(ctx, key, obj, opts...)
 	}
 	return err
+}
+
+// Past reads what the operator's caches leave out: the API server (Reader), asked only when the
+// Foreign cache does not know the name to be free. Nil when the applier has no Reader.
+func (a Applier) Past() client.Reader {
+	if a.Reader == nil {
+		return nil
+	}
+	return pastReader{Reader: a.Reader, foreign: a.Foreign}
+}
+
+type pastReader struct {
+	client.Reader
+	foreign *ForeignNames
+}
+
+func (p pastReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if p.foreign.Absent(ctx, obj, key) {
+		// The answer the API server would give (the resource is named as the kind's plural, which
+		// holds for every kind ForeignNames holds).
+		return apierrors.NewNotFound(schema.GroupResource{Resource: strings.ToLower(KindOfObject(obj)) + "s"}, key.Name)
+	}
+	return p.Reader.Get(ctx, key, obj, opts...)
 }

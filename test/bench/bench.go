@@ -877,6 +877,7 @@ func startOperator(ctx context.Context, cfg *rest.Config, ns string, o Options) 
 	if err := controllers.Setup(mgr, controllers.Config{
 		FieldManager:            ownership.DefaultFieldManager,
 		MaxConcurrentReconciles: o.MaxConcurrentReconciles,
+		Namespaces:              []string{ns},
 	}); err != nil {
 		return nil, err
 	}

@@ -138,6 +138,9 @@ func startOperatorWith(o operatorOptions) *operator {
 	}
 	mgr, err := ctrl.NewManager(restCfg, opts)
 	Expect(err).NotTo(HaveOccurred())
+	if cfg.Namespaces == nil {
+		cfg.Namespaces = o.namespaces
+	}
 	Expect(controllers.Setup(mgr, cfg)).To(Succeed())
 	op.mgr = mgr
 	ctx, cancel := context.WithCancel(suiteCtx)
