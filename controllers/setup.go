@@ -82,7 +82,7 @@ func Setup(mgr ctrl.Manager, cfg Config) error {
 	if err := mgr.Add(foreign); err != nil {
 		return err
 	}
-	applier := ownership.Applier{Foreign: foreign,Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder,
+	applier := ownership.Applier{Foreign: foreign, Client: mgr.GetClient(), FieldManager: cfg.FieldManager, Recorder: recorder,
 		// The Inference Extension's generated schema has no InferencePool (its parser does not
 		// know the kind), so the pool is typed by a schema deduced from the object, last.
 		Types:   ownership.NewTypeConverter(scheme, gatewayac.NewTypeConverter(scheme), managedfields.NewDeducedTypeConverter()),
