@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -40,6 +41,7 @@ import (
 type ForeignNames struct {
 	cache  cache.Cache
 	scheme *runtime.Scheme
+	kinds  map[schema.GroupVersionKind]bool // of foreignKinds, resolved once: Absent is on every plan's read
 	synced atomic.Bool
 }
 
@@ -67,7 +69,15 @@ func NewForeignNames(cfg *rest.Config, scheme *runtime.Scheme, mapper meta.RESTM
 	if err != nil {
 		return nil, err
 	}
-	return &ForeignNames{cache: c, scheme: scheme}, nil
+	kinds := map[schema.GroupVersionKind]bool{}
+	for _, obj := range foreignKinds() {
+		gvk, err := apiutil.GVKForObject(obj, scheme)
+		if err != nil {
+			return nil, err
+		}
+		kinds[gvk] = true
+	}
+	return &ForeignNames{cache: c, scheme: scheme, kinds: kinds}, nil
 }
 
 // nameOnly keeps what a name lookup needs of an object's metadata.
@@ -122,12 +132,10 @@ func (f *ForeignNames) metadataOf(obj client.Object) (*metav1.PartialObjectMetad
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range foreignKinds() {
-		if kgvk, err := apiutil.GVKForObject(k, f.scheme); err == nil && kgvk == gvk {
-			pom := &metav1.PartialObjectMetadata{}
-			pom.SetGroupVersionKind(gvk)
-			return pom, nil
-		}
+	if f.kinds[gvk] {
+		pom := &metav1.PartialObjectMetadata{}
+		pom.SetGroupVersionKind(gvk)
+		return pom, nil
 	}
 	return nil, fmt.Errorf("%s is not held by the foreign-names cache", gvk)
 }
