@@ -197,6 +197,7 @@ func run(ctx context.Context, o options) error {
 	}
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
 	cfg.UserAgent = "llmkube-operator"
+	ownership.DecodeAppliesOnce(cfg)
 
 	mgr, err := newManager(cfg, o)
 	if err != nil {

@@ -112,6 +112,7 @@ func startOperatorWith(o operatorOptions) *operator {
 			return rt.RoundTrip(req)
 		})
 	}
+	ownership.DecodeAppliesOnce(restCfg)
 	// The cache the binary uses, with its default transform, scoped as --watch-namespaces would.
 	cacheOpts, err := controllers.CacheOptions(controllers.CacheTransformSafe, o.namespaces)
 	Expect(err).NotTo(HaveOccurred())
