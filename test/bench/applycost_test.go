@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -27,10 +28,15 @@ import (
 	"github.com/llmkube/operator/controllers/ownership"
 )
 
-// TestApplyCost is an experiment: the API server's CPU per created Deployment, by how it is sent.
+// TestApplyCost is a measurement, not a check: the API server's CPU per created Deployment (the
+// operator's Deployment of a benchmark pair), by how it is sent: a POST, controller-runtime's apply,
+// and that apply through ownership.DecodeAppliesOnce, each twice, the order mirrored, with a CPU
+// profile of the API server per round. It runs when BENCH_APPLY_COST names the folder for the
+// profiles (docs/benchmarks/README.md, "What one apply costs the API server").
 func TestApplyCost(t *testing.T) {
-	if os.Getenv("BENCH_APPLY_COST") == "" {
-		t.Skip("BENCH_APPLY_COST unset")
+	out := os.Getenv("BENCH_APPLY_COST")
+	if out == "" {
+		t.Skip("a measurement: set BENCH_APPLY_COST to a folder for its profiles")
 	}
 	ctx := context.Background()
 	b, stop, err := startPlane(ctx, Options{Workers: 8})
@@ -41,7 +47,7 @@ func TestApplyCost(t *testing.T) {
 	cfg := rest.CopyConfig(b.cfg)
 	cfg.QPS, cfg.Burst = -1, 100
 	cs := kubernetes.NewForConfigOrDie(cfg)
-	n := 400
+	n := 1000
 	body := func(ns string, i int) []byte {
 		isvc := pairOf(ns, i)
 		isvc.UID = types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i))
@@ -95,12 +101,19 @@ func TestApplyCost(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.quiet(ctx, 0.2, 10*time.Second)
+		prof, err := startAPIServerProfile(ctx, b.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
 		start := b.cpu.mark(0)
 		if err := parallel(n, 8, func(i int) error { return variants[name](ns, i) }); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(2 * time.Second)
 		c := start.to(b.cpu.mark(0))
+		if err := prof.stop(filepath.Join(out, fmt.Sprintf("cost-%d-%s.pprof", r, name))); err != nil {
+			t.Fatal(err)
+		}
 		sum[name] += time.Duration(c.APIServer)
 		t.Logf("%s: API server %v per object, etcd %v", name, time.Duration(c.APIServer)/time.Duration(n), time.Duration(c.Etcd)/time.Duration(n))
 	}
