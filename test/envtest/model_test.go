@@ -135,6 +135,28 @@ var _ = Describe("Model and spec.modelRef", func() {
 		op = startOperator(ns, controllers.Config{})
 	})
 
+	It("writes a new Model's status once when an InferenceService naming it follows within model.Settle [M10]", func() {
+		mark := op.mark()
+		newModel(ns, "later", nil)
+		// Half a second, well inside model.Settle (2 s): the time a GitOps tool takes between two
+		// documents of one sync.
+		time.Sleep(500 * time.Millisecond)
+		refISVC(ns, "uses-later", "later", inferencev1alpha1.RuntimeVLLM, nil)
+		Eventually(func(g Gomega) {
+			m := &inferencev1alpha1.Model{}
+			g.Expect(k8sClient.Get(suiteCtx, types.NamespacedName{Namespace: ns, Name: "later"}, m)).To(Succeed())
+			g.Expect(m.Status.InferenceServices).To(Equal(int32(1)))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		time.Sleep(time.Second)
+		statusWrites := 0
+		for _, w := range op.writes(mark) {
+			if strings.HasSuffix(w, "/models/later/status") {
+				statusWrites++
+			}
+		}
+		Expect(statusWrites).To(Equal(1), "the Model's status writes: %v", op.writes(mark))
+	})
+
 	It("converges an LLMKube Model and InferenceService applied with kubectl apply --server-side [M1]", func() {
 		_, err := applyAs("gitops", llmkubePair(ns))
 		Expect(err).NotTo(HaveOccurred())
