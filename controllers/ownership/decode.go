@@ -20,10 +20,9 @@ import (
 // Why: without it the API server validates fields as Warn, and for an apply that means decoding
 // the YAML body twice: once to apply it, once more, strictly, only to find unknown or duplicate
 // fields. The operator's bodies are marshalled from typed apply configurations, so they hold
-// neither; the second decode finds nothing and costs the API server about a fifth of a create
-// (measured on kube-apiserver v1.37: 4.2 ms of API server CPU per created Deployment with Warn,
-// 3.3 ms with Ignore, 2.8 ms for a plain POST). controller-runtime's Apply has no field
-// validation option, hence a transport.
+// neither; the second decode finds nothing and was about 30% of the API server's CPU for each
+// apply (docs/benchmarks/README.md, "What one apply costs the API server", measures it).
+// controller-runtime's Apply has no field validation option, hence a transport.
 //
 // What is given up: a field the API server does not know (an operator built against newer
 // Kubernetes types than the cluster serves) is dropped without the warning Warn would log; Warn
