@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -274,11 +275,20 @@ func peerPhase(ctx context.Context, po PeerOptions, name string, n, repeat int) 
 	// Restart over the converged pairs.
 	p.stop()
 	from := audit.offset()
+	llmkubeLog := filepath.Join(dir, llmkubeLogName)
+	logFrom := fileSize(llmkubeLog)
 	if p, err = start(); err != nil {
 		return nil, err
 	}
 	w = b.openAuditWindow(audit, p)
 	w.from, w.start = from, p.started
+	if name == PeerLLMKube {
+		// LLMKube's first write can come later than peerSettled after its start (N=3000: its
+		// caches take longer to fill), and a window closed before it measures nothing.
+		if w.ready, err = workersStarted(ctx, llmkubeLog, logFrom, 5*time.Minute); err != nil {
+			return nil, err
+		}
+	}
 	if ph.Restart, err = w.untilQuiet(ctx, peerSettled, true, 5*time.Minute); err != nil {
 		return nil, err
 	}
@@ -354,10 +364,52 @@ func (b *bench) peerWarmUp(ctx context.Context) error {
 	})
 }
 
+// llmkubeLogName is LLMKube's manager's log file, in the phase's folder.
+const llmkubeLogName = "llmkube-manager.log"
+
+// llmkubeWorkersStarted is controller-runtime's log line of LLMKube's InferenceService controller
+// starting its workers, which it does once its caches are filled.
+var llmkubeWorkersStarted = regexp.MustCompile(`Starting workers.*"controller": ?"inferenceservice"`)
+
+// workersStarted waits until the log at path, from offset on, says LLMKube's InferenceService
+// controller started its workers, and returns when it saw that.
+func workersStarted(ctx context.Context, path string, offset int64, patience time.Duration) (time.Time, error) {
+	var at time.Time
+	err := pollEvery(ctx, patience, 200*time.Millisecond, func() bool {
+		f, err := os.Open(path)
+		if err != nil {
+			return false
+		}
+		defer func() { _ = f.Close() }()
+		if _, err := f.Seek(offset, io.SeekStart); err != nil {
+			return false
+		}
+		data, err := io.ReadAll(f)
+		if err != nil || !llmkubeWorkersStarted.Match(data) {
+			return false
+		}
+		at = time.Now()
+		return true
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("LLMKube's InferenceService controller did not start its workers: %w", err)
+	}
+	return at, nil
+}
+
+// fileSize is the size of the file at path, 0 when there is none.
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
 // startLLMKube runs LLMKube's manager as the operator's user, its log in dir, with the flags its
 // README gives for a test API server (no webhooks, no leader election, metrics on loopback).
 func (b *bench) startLLMKube(dir string) (*process, error) {
-	log, err := os.OpenFile(filepath.Join(dir, "llmkube-manager.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	log, err := os.OpenFile(filepath.Join(dir, llmkubeLogName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -409,6 +461,9 @@ type auditWindow struct {
 	from  int64
 	start time.Time
 	cpu   cpuMark
+	// ready, when set, is when the operator's workers started; untilQuiet's quiet period never
+	// starts before it.
+	ready time.Time
 }
 
 func (b *bench) openAuditWindow(audit *auditLog, p *process) *auditWindow {
@@ -465,6 +520,9 @@ func (w *auditWindow) untilQuiet(ctx context.Context, quiet time.Duration, anyRe
 		last := lastWrite
 		if anyRequest && !wrote {
 			last = lastAny
+		}
+		if last.Before(w.ready) {
+			last = w.ready
 		}
 		if time.Since(last) > quiet || time.Now().After(deadline) {
 			return w.count(last, endCPU)
