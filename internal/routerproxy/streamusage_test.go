@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -110,6 +111,19 @@ func chat(t *testing.T, s *httptest.Server, body string) (int, http.Header, stri
 	return resp.StatusCode, resp.Header, string(got)
 }
 
+// recorded is c's value once it is want, or after 5 s whatever it is then: the proxy records an
+// answer's tokens when the answer ends, which can be just after the client read its last byte.
+func recorded(c prometheus.Collector, want float64) float64 {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n := testutil.ToFloat64(c)
+		if n == want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // Proves R21.
 func TestStreamUsageIsAskedOnlyWhereTheDocumentSays(t *testing.T) {
 	strict := newSSEUpstream(t, func(u *sseUpstream) { u.strict = true })
@@ -121,7 +135,7 @@ func TestStreamUsageIsAskedOnlyWhereTheDocumentSays(t *testing.T) {
 	if strings.Contains(strict.lastBody(), "stream_options") {
 		t.Fatalf("sent %s", strict.lastBody())
 	}
-	if n := testutil.ToFloat64(p.metrics.estimated.WithLabelValues("b", "other")); n != 2 {
+	if n := recorded(p.metrics.estimated.WithLabelValues("b", "other"), 2); n != 2 {
 		t.Errorf("estimated output tokens %v, want 2 (two chunks with text)", n)
 	}
 	if n := testutil.CollectAndCount(reg, "llmkube_router_tokens_total"); n != 0 {
@@ -134,7 +148,7 @@ func TestStreamUsageIsAskedOnlyWhereTheDocumentSays(t *testing.T) {
 	if code != http.StatusOK || got != chunkHi+chunkThere+chunkDone || !strings.Contains(accepts.lastBody(), `"include_usage":true`) {
 		t.Fatalf("a backend that accepts it: %d %q, sent %s", code, got, accepts.lastBody())
 	}
-	if n := testutil.ToFloat64(p.metrics.tokens.WithLabelValues("b", "other", "output", noClient)); n != 2 {
+	if n := recorded(p.metrics.tokens.WithLabelValues("b", "other", "output", noClient), 2); n != 2 {
 		t.Errorf("reported output tokens %v, want 2", n)
 	}
 
@@ -170,7 +184,7 @@ func TestUpstreamsAreAskedForIdentityAndACompressedAnswerPassesUnread(t *testing
 	if ae := *plain.acceptEncoding.Load(); ae != "identity" {
 		t.Errorf("the upstream was asked for Accept-Encoding %q", ae)
 	}
-	if n := testutil.ToFloat64(p.metrics.tokens.WithLabelValues("b", "other", "input", noClient)); n != 4 {
+	if n := recorded(p.metrics.tokens.WithLabelValues("b", "other", "input", noClient), 4); n != 4 {
 		t.Errorf("input tokens %v, want 4", n)
 	}
 
