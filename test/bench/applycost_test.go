@@ -48,18 +48,15 @@ func TestApplyCost(t *testing.T) {
 	cfg.QPS, cfg.Burst = -1, 100
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	n := 1000
-	body := func(ns string, i int) []byte {
+	// desired is the operator's Deployment of the i-th benchmark pair, as the plan builds it.
+	desired := func(ns string, i int) *appsv1ac.DeploymentApplyConfiguration {
 		isvc := pairOf(ns, i)
 		isvc.UID = types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i))
 		d, err := inferenceservice.Deployment(isvc, inferenceservice.Inputs{Replicas: ptr.To[int32](1), Model: modelOf(ns, i)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		data, err := json.Marshal(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return data
+		return d
 	}
 	newClient := func(decodeOnce bool) client.Client {
 		c := rest.CopyConfig(cfg)
@@ -74,20 +71,21 @@ func TestApplyCost(t *testing.T) {
 	}
 	applyWith := func(c client.Client) func(ns string, i int) error {
 		return func(ns string, i int) error {
-			ac := &appsv1ac.DeploymentApplyConfiguration{}
-			if err := json.Unmarshal(body(ns, i), ac); err != nil {
-				return err
-			}
-			return c.Apply(ctx, ac, client.FieldOwner("op"), client.ForceOwnership)
+			return c.Apply(ctx, desired(ns, i), client.FieldOwner("op"), client.ForceOwnership)
 		}
 	}
 	variants := map[string]func(ns string, i int) error{
 		"post": func(ns string, i int) error {
-			var d appsv1.Deployment
-			if err := json.Unmarshal(body(ns, i), &d); err != nil {
+			// The same object as a typed Deployment: an apply configuration has the same JSON.
+			data, err := json.Marshal(desired(ns, i))
+			if err != nil {
 				return err
 			}
-			_, err := cs.AppsV1().Deployments(ns).Create(ctx, &d, metav1.CreateOptions{FieldManager: "op"})
+			var d appsv1.Deployment
+			if err := json.Unmarshal(data, &d); err != nil {
+				return err
+			}
+			_, err = cs.AppsV1().Deployments(ns).Create(ctx, &d, metav1.CreateOptions{FieldManager: "op"})
 			return err
 		},
 		"apply":             applyWith(newClient(false)),
